@@ -1,0 +1,56 @@
+//===- RematDialect.td - The remat dialect -----------------*- tablegen -*-===//
+//
+// The remat dialect carries a training step's forward/backward split and the
+// checkpointing decisions made on it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_DIALECT_REMAT_IR_REMATDIALECT_TD
+#define REMAT_DIALECT_REMAT_IR_REMATDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def Remat_Dialect : Dialect {
+  let name = "remat";
+  let cppNamespace = "::remat";
+  let summary = "Activation rematerialization for training steps";
+  let description = [{
+    The `remat` dialect models a training step as one function: the forward
+    ops in the function body, then a single `remat.backward` region holding the
+    backward ops. A forward value used inside the region is a *saved
+    activation*: it stays live from its definition to its last backward use.
+    Checkpointing passes shrink that set by recomputing forward values inside
+    the backward region instead of saving them.
+
+    Discardable attributes, verified by the dialect:
+
+    * `remat.segment = N : i64`, or `[N0, N1, ...]` from the outermost to the
+      innermost segment, on a forward op: the op belongs to checkpoint segment
+      N (nested segments for arrays). Values it defines that the backward
+      needs are recomputed from the segment's inputs. Ops of a segment must
+      have statically shaped results, and the attribute is rejected inside
+      `remat.backward`.
+    * `remat.policy = "save"` or `"recompute"` on a forward op: selective
+      checkpointing; `save` keeps the op's results saved even inside a segment.
+    * `remat.name = "..."` on a forward op: a name for its value that selective
+      policies can refer to (JAX's `checkpoint_name`).
+    * `remat.rng_seed` (unit) on an `i64` function argument: the seed of the
+      step's random number generator.
+  }];
+
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+
+  let extraClassDeclaration = [{
+    /// Names of the discardable attributes of the IR contract.
+    static constexpr ::llvm::StringLiteral kSegmentAttrName = "remat.segment";
+    static constexpr ::llvm::StringLiteral kPolicyAttrName = "remat.policy";
+    static constexpr ::llvm::StringLiteral kNameAttrName = "remat.name";
+    static constexpr ::llvm::StringLiteral kRngSeedAttrName = "remat.rng_seed";
+  }];
+}
+
+class Remat_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Remat_Dialect, mnemonic, traits>;
+
+#endif // REMAT_DIALECT_REMAT_IR_REMATDIALECT_TD

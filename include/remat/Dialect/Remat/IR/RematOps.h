@@ -1,0 +1,49 @@
+//===- RematOps.h - remat dialect operations --------------------*- C++ -*-===//
+//
+// Declares the operations of the remat dialect and helpers to read the
+// discardable attributes of remat's IR contract.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_DIALECT_REMAT_IR_REMATOPS_H
+#define REMAT_DIALECT_REMAT_IR_REMATOPS_H
+
+#include "remat/Dialect/Remat/IR/RematDialect.h"
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "remat/Dialect/Remat/IR/RematOps.h.inc"
+
+namespace remat {
+
+/// The selective-checkpointing policy of an op (`remat.policy`).
+enum class Policy { None, Save, Recompute };
+
+/// Returns the segment path of `op` from the outermost to the innermost
+/// segment: `remat.segment = 3` gives {3}, `[0, 2]` gives {0, 2}, no attribute
+/// gives {}. The attribute must have been verified.
+llvm::SmallVector<int64_t, 2> getSegmentPath(mlir::Operation *op);
+
+/// Sets `remat.segment` on `op`: an i64 for a path of one, an array otherwise;
+/// an empty path removes the attribute.
+void setSegmentPath(mlir::Operation *op, llvm::ArrayRef<int64_t> path);
+
+/// Returns the `remat.policy` of `op`.
+Policy getPolicy(mlir::Operation *op);
+
+/// Returns the `remat.backward` op of a function body, or null.
+BackwardOp getBackwardOp(mlir::Region &functionBody);
+
+/// Returns true if `op` is nested (at any depth) in a `remat.backward` region.
+bool isInBackwardRegion(mlir::Operation *op);
+
+} // namespace remat
+
+#endif // REMAT_DIALECT_REMAT_IR_REMATOPS_H

@@ -1,0 +1,129 @@
+//===- RematDialect.cpp - The remat dialect -------------------------------===//
+//
+// This file implements the remat dialect and the verification of its
+// discardable attributes (`remat.segment`, `remat.policy`, `remat.name`,
+// `remat.rng_seed`).
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Dialect/Remat/IR/RematDialect.h"
+#include "remat/Dialect/Remat/IR/RematOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+using namespace mlir;
+using namespace remat;
+
+#include "remat/Dialect/Remat/IR/RematOpsDialect.cpp.inc"
+
+void RematDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "remat/Dialect/Remat/IR/RematOps.cpp.inc"
+      >();
+}
+
+/// Returns true if `attr` is a non-negative i64 integer attribute.
+static bool isSegmentId(Attribute attr) {
+  auto intAttr = dyn_cast<IntegerAttr>(attr);
+  return intAttr && intAttr.getType().isSignlessInteger(64) &&
+         !intAttr.getValue().isNegative();
+}
+
+static LogicalResult verifySegmentAttr(Operation *op, Attribute value) {
+  bool wellFormed = isSegmentId(value);
+  if (auto array = dyn_cast<ArrayAttr>(value))
+    wellFormed = !array.empty() && llvm::all_of(array, isSegmentId);
+  if (!wellFormed)
+    return op->emitOpError()
+           << "'" << RematDialect::kSegmentAttrName
+           << "' must be a non-negative i64 or a non-empty array of them, got "
+           << value;
+
+  if (isInBackwardRegion(op))
+    return op->emitOpError() << "'" << RematDialect::kSegmentAttrName
+                             << "' is not allowed inside 'remat.backward': "
+                                "only forward ops belong to segments";
+
+  // Checkpointing prices every value of a segment in bytes.
+  for (OpResult result : op->getResults()) {
+    auto shaped = dyn_cast<ShapedType>(result.getType());
+    if (shaped && !shaped.hasStaticShape())
+      return op->emitOpError()
+             << "is in a checkpoint segment but result #"
+             << result.getResultNumber() << " has the dynamic shape "
+             << result.getType() << "; segments need static shapes";
+  }
+  return success();
+}
+
+LogicalResult RematDialect::verifyOperationAttribute(Operation *op,
+                                                     NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  Attribute value = attr.getValue();
+
+  if (name == kSegmentAttrName)
+    return verifySegmentAttr(op, value);
+
+  if (name == kPolicyAttrName) {
+    auto policy = dyn_cast<StringAttr>(value);
+    if (!policy ||
+        (policy.getValue() != "save" && policy.getValue() != "recompute"))
+      return op->emitOpError()
+             << "'" << kPolicyAttrName
+             << "' must be \"save\" or \"recompute\", got " << value;
+    if (isInBackwardRegion(op))
+      return op->emitOpError() << "'" << kPolicyAttrName
+                               << "' is not allowed inside 'remat.backward'";
+    return success();
+  }
+
+  if (name == kNameAttrName) {
+    auto str = dyn_cast<StringAttr>(value);
+    if (!str || str.getValue().empty())
+      return op->emitOpError() << "'" << kNameAttrName
+                               << "' must be a non-empty string, got " << value;
+    return success();
+  }
+
+  if (name == kRngSeedAttrName)
+    return op->emitOpError() << "'" << kRngSeedAttrName
+                             << "' belongs on an i64 function argument, not "
+                                "on an operation";
+
+  return op->emitOpError() << "has unknown remat attribute '" << name << "'";
+}
+
+LogicalResult RematDialect::verifyRegionArgAttribute(Operation *op,
+                                                     unsigned regionIndex,
+                                                     unsigned argIndex,
+                                                     NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name != kRngSeedAttrName)
+    return op->emitOpError() << "has unknown remat argument attribute '"
+                             << name << "' on argument #" << argIndex;
+
+  if (!isa<UnitAttr>(attr.getValue()))
+    return op->emitOpError() << "'" << kRngSeedAttrName << "' on argument #"
+                             << argIndex << " must be a unit attribute, got "
+                             << attr.getValue();
+
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  if (!function || regionIndex != 0)
+    return op->emitOpError() << "'" << kRngSeedAttrName
+                             << "' is only allowed on function arguments";
+
+  Type type = function.getArgumentTypes()[argIndex];
+  if (!type.isSignlessInteger(64))
+    return op->emitOpError() << "'" << kRngSeedAttrName << "' argument #"
+                             << argIndex << " must be i64, got " << type;
+
+  for (unsigned i = 0; i < argIndex; ++i)
+    if (function.getArgAttr(i, kRngSeedAttrName))
+      return op->emitOpError()
+             << "has two '" << kRngSeedAttrName << "' arguments (#" << i
+             << " and #" << argIndex << "); a step has one seed";
+  return success();
+}

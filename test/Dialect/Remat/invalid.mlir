@@ -1,0 +1,278 @@
+// RUN: remat-opt %s -split-input-file -verify-diagnostics
+
+// Checks that a function may hold only one backward region.
+func.func @two_backward(%x: tensor<4xf32>) {
+  // expected-note @+1 {{the first one is here}}
+  remat.backward {
+    remat.yield
+  }
+  // expected-error @+1 {{'remat.backward' op is the second 'remat.backward' in this function; a training step has exactly one backward region}}
+  remat.backward {
+    remat.yield
+  }
+  return
+}
+
+// -----
+
+// Checks that a forward op cannot use a value defined in the backward region
+// (here through a forward reference, which the parser resolves).
+func.func @forward_uses_backward_value(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'arith.addf' op uses a value defined inside 'remat.backward'; ops outside the backward region may only use its results}}
+  %y = arith.addf %inner, %x : tensor<4xf32>
+  %g = remat.backward {
+    // expected-note @+1 {{the value is defined here}}
+    %inner = arith.mulf %x, %x : tensor<4xf32>
+    remat.yield %inner : tensor<4xf32>
+  } : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// Checks that the yielded types must match the backward op's results.
+func.func @yield_type_mismatch(%x: tensor<4xf32>) -> tensor<4xf16> {
+  // expected-note @+1 {{enclosing 'remat.backward' is here}}
+  %g = remat.backward {
+    // expected-error @+1 {{'remat.yield' op yields 1 value(s) of types ('tensor<4xf32>') but the enclosing 'remat.backward' returns ('tensor<4xf16>')}}
+    remat.yield %x : tensor<4xf32>
+  } : tensor<4xf16>
+  return %g : tensor<4xf16>
+}
+
+// -----
+
+// Checks that the yield must produce as many values as the op returns.
+func.func @yield_count_mismatch(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-note @+1 {{enclosing 'remat.backward' is here}}
+  %g = remat.backward {
+    // expected-error @+1 {{'remat.yield' op yields 0 value(s) of types () but the enclosing 'remat.backward' returns ('tensor<4xf32>')}}
+    remat.yield
+  } : tensor<4xf32>
+  return %g : tensor<4xf32>
+}
+
+// -----
+
+// Checks that the backward region belongs directly to a function.
+func.func @nested_backward(%c: i1) {
+  scf.if %c {
+    // expected-error @+1 {{'remat.backward' op must be directly inside a function body}}
+    remat.backward {
+      remat.yield
+    }
+  }
+  return
+}
+
+// -----
+
+// Checks that backward results have static shapes.
+func.func @dynamic_backward_result(%x: tensor<?xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{'remat.backward' op result #0 has the dynamic shape 'tensor<?xf32>'; training steps need static shapes}}
+  %g = remat.backward {
+    remat.yield %x : tensor<?xf32>
+  } : tensor<?xf32>
+  return %g : tensor<?xf32>
+}
+
+// -----
+
+// Checks that backward ops cannot carry segment marks.
+func.func @segment_in_backward(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %g = remat.backward {
+    // expected-error @+1 {{'arith.mulf' op 'remat.segment' is not allowed inside 'remat.backward': only forward ops belong to segments}}
+    %d = arith.mulf %x, %x {remat.segment = 0 : i64} : tensor<4xf32>
+    remat.yield %d : tensor<4xf32>
+  } : tensor<4xf32>
+  return %g : tensor<4xf32>
+}
+
+// -----
+
+// Checks that segment ids are non-negative.
+func.func @negative_segment(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'arith.addf' op 'remat.segment' must be a non-negative i64 or a non-empty array of them, got -1 : i64}}
+  %y = arith.addf %x, %x {remat.segment = -1 : i64} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// Checks that segment ids are i64.
+func.func @i32_segment(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'arith.addf' op 'remat.segment' must be a non-negative i64 or a non-empty array of them, got 1 : i32}}
+  %y = arith.addf %x, %x {remat.segment = 1 : i32} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// Checks that a nested segment path is not empty.
+func.func @empty_segment_path(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'arith.addf' op 'remat.segment' must be a non-negative i64 or a non-empty array of them, got []}}
+  %y = arith.addf %x, %x {remat.segment = []} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// Checks that every element of a nested segment path is a segment id.
+func.func @bad_segment_path(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'arith.addf' op 'remat.segment' must be a non-negative i64 or a non-empty array of them, got [0, "a"]}}
+  %y = arith.addf %x, %x {remat.segment = [0, "a"]} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// Checks that ops of a segment have static shapes.
+func.func @dynamic_segment(%x: tensor<?xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{'arith.addf' op is in a checkpoint segment but result #0 has the dynamic shape 'tensor<?xf32>'; segments need static shapes}}
+  %y = arith.addf %x, %x {remat.segment = 0 : i64} : tensor<?xf32>
+  return %y : tensor<?xf32>
+}
+
+// -----
+
+// Checks that the policy is one of the two known ones.
+func.func @bad_policy(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'arith.addf' op 'remat.policy' must be "save" or "recompute", got "keep"}}
+  %y = arith.addf %x, %x {remat.policy = "keep"} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// Checks that policies are forward-only.
+func.func @policy_in_backward(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %g = remat.backward {
+    // expected-error @+1 {{'arith.mulf' op 'remat.policy' is not allowed inside 'remat.backward'}}
+    %d = arith.mulf %x, %x {remat.policy = "save"} : tensor<4xf32>
+    remat.yield %d : tensor<4xf32>
+  } : tensor<4xf32>
+  return %g : tensor<4xf32>
+}
+
+// -----
+
+// Checks that a value name is a non-empty string.
+func.func @bad_name(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'arith.addf' op 'remat.name' must be a non-empty string, got 3 : i64}}
+  %y = arith.addf %x, %x {remat.name = 3} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// Checks that unknown remat attributes are rejected rather than ignored.
+func.func @unknown_attribute(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'arith.addf' op has unknown remat attribute 'remat.segments'}}
+  %y = arith.addf %x, %x {remat.segments = 0 : i64} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// Checks that the seed marker is an argument attribute, not an op attribute.
+func.func @seed_on_op(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'arith.addf' op 'remat.rng_seed' belongs on an i64 function argument, not on an operation}}
+  %y = arith.addf %x, %x {remat.rng_seed} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// Checks that the seed argument is an i64.
+// expected-error @+1 {{'func.func' op 'remat.rng_seed' argument #0 must be i64, got 'i32'}}
+func.func @seed_not_i64(%seed: i32 {remat.rng_seed}) {
+  return
+}
+
+// -----
+
+// Checks that the seed marker is a unit attribute.
+// expected-error @+1 {{'func.func' op 'remat.rng_seed' on argument #0 must be a unit attribute, got 1 : i64}}
+func.func @seed_not_unit(%seed: i64 {remat.rng_seed = 1}) {
+  return
+}
+
+// -----
+
+// Checks that a step has one seed.
+// expected-error @+1 {{'func.func' op has two 'remat.rng_seed' arguments (#0 and #1); a step has one seed}}
+func.func @two_seeds(%a: i64 {remat.rng_seed}, %b: i64 {remat.rng_seed}) {
+  return
+}
+
+// -----
+
+// Checks that unknown remat argument attributes are rejected.
+// expected-error @+1 {{'func.func' op has unknown remat argument attribute 'remat.segment' on argument #0}}
+func.func @unknown_arg_attribute(%a: i64 {remat.segment = 0 : i64}) {
+  return
+}
+
+// -----
+
+// Checks that random values are floats.
+func.func @integer_random() {
+  // expected-error @+1 {{'remat.rng_uniform' op result #0 must be statically shaped tensor of floating-point values, but got 'tensor<4xi32>'}}
+  %u = remat.rng_uniform : tensor<4xi32>
+  return
+}
+
+// -----
+
+// Checks that random tensors have static shapes.
+func.func @dynamic_random() {
+  // expected-error @+1 {{'remat.rng_uniform' op result #0 must be statically shaped tensor of floating-point values, but got 'tensor<?xf32>'}}
+  %u = remat.rng_uniform : tensor<?xf32>
+  return
+}
+
+// -----
+
+// Checks that counter-based random values are floats.
+func.func @integer_philox(%seed: i64, %off: i64) {
+  // expected-error @+1 {{'remat.philox_uniform' op result #0 must be statically shaped tensor of floating-point values, but got 'tensor<4xi8>'}}
+  %u = remat.philox_uniform %seed, %off : tensor<4xi8>
+  return
+}
+
+// -----
+
+// Checks that the seed and offset of a counter-based random op are i64.
+// expected-note @+1 {{prior use here}}
+func.func @i32_offset(%seed: i64, %off: i32) {
+  // expected-error @+1 {{use of value '%off' expects different type than prior uses: 'i64' vs 'i32'}}
+  %u = remat.philox_uniform %seed, %off : tensor<4xf32>
+  return
+}
+
+// -----
+
+// Checks the seed/offset operand types in generic form too.
+func.func @generic_i32_seed(%seed: i32, %off: i64) {
+  // expected-error @+1 {{'remat.philox_uniform' op operand #0 must be 64-bit signless integer, but got 'i32'}}
+  %u = "remat.philox_uniform"(%seed, %off) : (i32, i64) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// Checks that a barrier returns exactly its operands' types.
+func.func @barrier_types(%x: tensor<4xf32>) {
+  // expected-error @+2 {{'remat.barrier' op failed to infer returned types}}
+  // expected-error @+1 {{'remat.barrier' op inferred type(s) 'tensor<4xf32>' are incompatible with return type(s) of operation 'tensor<4xf16>'}}
+  %b = "remat.barrier"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+// Checks that remat.yield only terminates a backward region.
+func.func @stray_yield(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'remat.yield' op expects parent op 'remat.backward'}}
+  remat.yield %x : tensor<4xf32>
+}
