@@ -276,3 +276,31 @@ func.func @stray_yield(%x: tensor<4xf32>) {
   // expected-error @+1 {{'remat.yield' op expects parent op 'remat.backward'}}
   remat.yield %x : tensor<4xf32>
 }
+
+// -----
+
+// Checks that clone bookkeeping is well formed and on the right side.
+func.func @clone_of_in_forward(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'arith.addf' op 'remat.clone_of' marks recomputed ops; it is only allowed inside 'remat.backward'}}
+  %y = arith.addf %x, %x {remat.clone_of = 0 : i64} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @id_in_backward(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %g = remat.backward {
+    // expected-error @+1 {{'arith.mulf' op 'remat.id' marks forward ops; it is not allowed inside 'remat.backward'}}
+    %d = arith.mulf %x, %x {remat.id = 1 : i64} : tensor<4xf32>
+    remat.yield %d : tensor<4xf32>
+  } : tensor<4xf32>
+  return %g : tensor<4xf32>
+}
+
+// -----
+
+func.func @bad_id(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'arith.addf' op 'remat.id' must be a non-negative i64, got "a"}}
+  %y = arith.addf %x, %x {remat.id = "a"} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}

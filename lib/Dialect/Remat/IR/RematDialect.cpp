@@ -88,6 +88,22 @@ LogicalResult RematDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
 
+  if (name == kIdAttrName || name == kCloneOfAttrName) {
+    if (!isSegmentId(value))
+      return op->emitOpError() << "'" << name
+                               << "' must be a non-negative i64, got " << value;
+    bool inBackward = isInBackwardRegion(op);
+    if (name == kIdAttrName && inBackward)
+      return op->emitOpError() << "'" << name
+                               << "' marks forward ops; it is not allowed "
+                                  "inside 'remat.backward'";
+    if (name == kCloneOfAttrName && !inBackward)
+      return op->emitOpError() << "'" << name
+                               << "' marks recomputed ops; it is only allowed "
+                                  "inside 'remat.backward'";
+    return success();
+  }
+
   if (name == kRngSeedAttrName)
     return op->emitOpError() << "'" << kRngSeedAttrName
                              << "' belongs on an i64 function argument, not "

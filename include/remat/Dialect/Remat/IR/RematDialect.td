@@ -36,6 +36,14 @@ def Remat_Dialect : Dialect {
       policies can refer to (JAX's `checkpoint_name`).
     * `remat.rng_seed` (unit) on an `i64` function argument: the seed of the
       step's random number generator.
+
+    Bookkeeping that `-remat-checkpoint` writes and `-remat-verify` and
+    `-remat-report` read:
+
+    * `remat.id = N : i64` on a forward op that has been recomputed: its
+      number, unique within the function.
+    * `remat.clone_of = N : i64` on an op of the backward region: it is a
+      recomputed copy of the forward op with `remat.id = N`.
   }];
 
   let hasOperationAttrVerify = 1;
@@ -47,6 +55,8 @@ def Remat_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kPolicyAttrName = "remat.policy";
     static constexpr ::llvm::StringLiteral kNameAttrName = "remat.name";
     static constexpr ::llvm::StringLiteral kRngSeedAttrName = "remat.rng_seed";
+    static constexpr ::llvm::StringLiteral kIdAttrName = "remat.id";
+    static constexpr ::llvm::StringLiteral kCloneOfAttrName = "remat.clone_of";
   }];
 }
 
