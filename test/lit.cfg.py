@@ -3,6 +3,7 @@
 
 import os
 import shutil
+import subprocess
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -25,3 +26,27 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
     ["remat-opt"], [config.remat_tools_dir, config.llvm_tools_dir]
 )
+
+# remat-run, and Python for checkers; `numpy` when the checkers can use it.
+llvm_config.add_tool_substitutions(
+    ["remat-run"], [config.remat_tools_dir, config.llvm_tools_dir]
+)
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(
+    (
+        "%expect_exit",
+        "%s %s"
+        % (
+            config.python_executable,
+            os.path.join(config.remat_src_root, "test", "Utils", "expect_exit.py"),
+        ),
+    )
+)
+if subprocess.call(
+    [config.python_executable, "-c", "import numpy"],
+    stdout=subprocess.DEVNULL,
+    stderr=subprocess.DEVNULL,
+) == 0:
+    config.available_features.add("numpy")
+else:
+    lit_config.note("numpy is missing: tests that check outputs with it are skipped")

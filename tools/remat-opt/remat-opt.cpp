@@ -5,6 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "remat/Conversion/InitLowering.h"
+#include "remat/Conversion/Passes.h"
 #include "remat/Dialect/Remat/IR/RematDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -25,6 +27,7 @@
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
+  remat::registerLoweringDialects(registry);
   registry.insert<remat::RematDialect, mlir::arith::ArithDialect,
                   mlir::bufferization::BufferizationDialect,
                   mlir::cf::ControlFlowDialect, mlir::func::FuncDialect,
@@ -34,6 +37,7 @@ int main(int argc, char **argv) {
                   mlir::scf::SCFDialect, mlir::tensor::TensorDialect,
                   mlir::tosa::TosaDialect>();
 
+  remat::registerRematLoweringPasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();

@@ -1,0 +1,89 @@
+//===- Passes.td - remat lowering passes -------------------*- tablegen -*-===//
+//
+// Passes that lower a rematerialized training step towards code: remat ops to
+// upstream dialects, and the CPU-specific steps of -remat-lower-cpu.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_CONVERSION_PASSES_TD
+#define REMAT_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertRematToStandardPass
+    : Pass<"convert-remat-to-standard", "mlir::func::FuncOp"> {
+  let summary = "Lower remat ops to linalg, arith and plain control flow";
+  let description = [{
+    Lowers what remains of the remat dialect before bufferization:
+
+    * `remat.philox_uniform` becomes a `linalg.generic` that computes
+      Philox4x32-10 with `arith` ops, bit-exactly as DESIGN.md pins it (the
+      runtime's `Philox.h` is the reference);
+    * `remat.backward` is inlined into the function: its ops run after the
+      forward ops and its yielded values replace its results;
+    * the contract's `remat.*` attributes are dropped;
+    * `remat.barrier` is kept: it must outlive bufferization so that nothing
+      merges recomputed ops with their originals; `-remat-strip-barriers`
+      removes it afterwards.
+
+    A stateful `remat.rng_uniform` or `remat.rng_seed` left in the function
+    is an error that says to run `-remat-thread-rng` first.
+
+    Before:
+    ```mlir
+    %u = remat.philox_uniform %seed, %off : tensor<4xf32>
+    ```
+    After:
+    ```mlir
+    %e = tensor.empty() : tensor<4xf32>
+    %u = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>],
+                         iterator_types = ["parallel"]} outs(%e : tensor<4xf32>) {
+    ^bb0(%out: f32):
+      // linear index + offset, 10 Philox rounds, word select, to float
+      ...
+    } -> tensor<4xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::linalg::LinalgDialect",
+    "mlir::tensor::TensorDialect"
+  ];
+}
+
+def RematStripBarriersPass : Pass<"remat-strip-barriers", "mlir::func::FuncOp"> {
+  let summary = "Remove remat.barrier ops once nothing can merge clones";
+  let description = [{
+    Replaces every `remat.barrier` by its operands. Run it after
+    bufferization: on buffers, recomputed ops are distinct writes into
+    distinct allocations and no pass merges them with their originals.
+  }];
+}
+
+def RematHoistDeallocsPass : Pass<"remat-hoist-deallocs", "mlir::func::FuncOp"> {
+  let summary = "Free each buffer right after its last use";
+  let description = [{
+    Ownership-based buffer deallocation frees buffers at the end of their
+    block, so in a straight-line training step every buffer would live to
+    the end of the step and no rematerialization could lower the peak. This
+    pass moves each `memref.dealloc` up to just after the last operation of
+    its block that uses the buffer or any view of it (per
+    BufferViewFlowAnalysis). A buffer used outside the dealloc's block, or
+    whose dealloc is conditional, is left alone. Target-independent; linear
+    in the number of uses of the freed buffers.
+  }];
+}
+
+def RematMatmulToBlasPass : Pass<"remat-matmul-to-blas", "mlir::ModuleOp"> {
+  let summary = "Call the BLAS for f32 matrix multiplications on buffers";
+  let description = [{
+    Rewrites `linalg.matmul` and `linalg.batch_matmul` on f32 memrefs with a
+    unit innermost stride into calls to the runtime's
+    `remat_matmul_f32` / `remat_batch_matmul_f32` (C interface), which call
+    `cblas_sgemm` with beta = 1 (linalg's C += A * B). Other element types
+    and layouts stay as they are and are lowered to loops.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect"];
+}
+
+#endif // REMAT_CONVERSION_PASSES_TD

@@ -1,0 +1,116 @@
+//===- LowerCPU.cpp - The -remat-lower-cpu pipeline -----------------------===//
+//
+// This file implements the CPU lowering of a training step, from tensors with
+// remat ops down to the LLVM dialect, and the registration of what it needs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Conversion/InitLowering.h"
+#include "remat/Conversion/Passes.h"
+#include "remat/Dialect/Remat/IR/RematDialect.h"
+#include "remat/Dialect/Remat/Transforms/BufferizableOpInterfaceImpl.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/BufferDeallocationOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/ControlFlow/Transforms/BufferDeallocationOpInterfaceImpl.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/BufferDeallocationOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void remat::registerLoweringDialects(DialectRegistry &registry) {
+  registry.insert<RematDialect, affine::AffineDialect, arith::ArithDialect,
+                  bufferization::BufferizationDialect, cf::ControlFlowDialect,
+                  func::FuncDialect, linalg::LinalgDialect, LLVM::LLVMDialect,
+                  math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
+                  tensor::TensorDialect>();
+  remat::registerBufferizableOpInterfaceExternalModels(registry);
+  arith::registerBufferizableOpInterfaceExternalModels(registry);
+  arith::registerBufferDeallocationOpInterfaceExternalModels(registry);
+  bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
+      registry);
+  cf::registerBufferDeallocationOpInterfaceExternalModels(registry);
+  linalg::registerBufferizableOpInterfaceExternalModels(registry);
+  memref::registerAllocationOpInterfaceExternalModels(registry);
+  scf::registerBufferDeallocationOpInterfaceExternalModels(registry);
+  tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+}
+
+void remat::buildRematLowerCPUPipeline(OpPassManager &pm,
+                                       const RematLowerCPUOptions &options) {
+  // Tensors: remat ops to upstream ops, elementwise ops to (fused) linalg.
+  pm.addNestedPass<func::FuncOp>(createConvertRematToStandardPass());
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  if (options.fuseElementwise)
+    pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createCanonicalizerPass());
+
+  // Buffers: one-shot across function boundaries, then ownership-based
+  // deallocation so every buffer is freed after its last use and
+  // rematerialization shows in the allocator's peak. Barriers go only now.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addNestedPass<func::FuncOp>(createRematStripBarriersPass());
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addNestedPass<func::FuncOp>(createRematHoistDeallocsPass());
+  if (options.useBlas)
+    pm.addPass(createRematMatmulToBlasPass());
+
+  // Loops, then LLVM; heap allocations call the runtime's counting
+  // allocator (_mlir_memref_to_llvm_aligned_alloc / _free), which sees each
+  // buffer's exact size rather than size plus alignment padding.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertMathToLibmPass());
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useGenericFunctions = true;
+  memrefToLLVM.useAlignedAlloc = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void remat::registerRematLowerCPUPipeline() {
+  PassPipelineRegistration<RematLowerCPUOptions>(
+      "remat-lower-cpu",
+      "Lower a training step to the LLVM dialect for the CPU (remat ops, "
+      "fusion, bufferization, deallocation, BLAS, LLVM)",
+      buildRematLowerCPUPipeline);
+}

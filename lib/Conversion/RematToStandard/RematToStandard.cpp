@@ -1,0 +1,200 @@
+//===- RematToStandard.cpp - remat ops to upstream ops --------------------===//
+//
+// This file implements -convert-remat-to-standard: Philox4x32-10 as arith ops
+// in a linalg.generic, the backward region inlined into its function, and
+// -remat-strip-barriers, which drops barriers once buffers are in place.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Conversion/Passes.h"
+#include "remat/Dialect/Remat/IR/RematOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace remat {
+#define GEN_PASS_DEF_CONVERTREMATTOSTANDARDPASS
+#define GEN_PASS_DEF_REMATSTRIPBARRIERSPASS
+#include "remat/Conversion/Passes.h.inc"
+} // namespace remat
+
+using namespace mlir;
+using namespace remat;
+
+namespace {
+
+// Philox4x32 multipliers and Weyl increments, as in runtime/Philox.h.
+constexpr uint32_t kPhiloxM0 = 0xD2511F53u;
+constexpr uint32_t kPhiloxM1 = 0xCD9E8D57u;
+constexpr uint32_t kPhiloxW0 = 0x9E3779B9u;
+constexpr uint32_t kPhiloxW1 = 0xBB67AE85u;
+constexpr int kPhiloxRounds = 10;
+
+/// Emits the scalar computation of one element of a philox_uniform: word
+/// `index` of the stream of `seed`, as a float of type `elementType`.
+Value buildPhiloxElement(OpBuilder &b, Location loc, Value seed, Value index,
+                         FloatType elementType) {
+  Type i32 = b.getI32Type();
+  Type i64 = b.getI64Type();
+  auto c64 = [&](int64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getIntegerAttr(i64, v));
+  };
+  auto c32 = [&](uint32_t v) {
+    return arith::ConstantOp::create(b, loc,
+                                     b.getIntegerAttr(i32, APInt(32, v)));
+  };
+  auto lo32 = [&](Value v) { return arith::TruncIOp::create(b, loc, i32, v); };
+  auto hi32 = [&](Value v) {
+    return lo32(arith::ShRUIOp::create(b, loc, v, c64(32)));
+  };
+
+  Value block = arith::ShRUIOp::create(b, loc, index, c64(2));
+  Value ctr[4] = {lo32(block), hi32(block), c32(0), c32(0)};
+  Value key[2] = {lo32(seed), hi32(seed)};
+  Value m0 = c32(kPhiloxM0), m1 = c32(kPhiloxM1);
+  Value w0 = c32(kPhiloxW0), w1 = c32(kPhiloxW1);
+  for (int round = 0; round < kPhiloxRounds; ++round) {
+    auto p0 = arith::MulUIExtendedOp::create(b, loc, m0, ctr[0]);
+    auto p1 = arith::MulUIExtendedOp::create(b, loc, m1, ctr[2]);
+    Value next0 = arith::XOrIOp::create(
+        b, loc, arith::XOrIOp::create(b, loc, p1.getHigh(), ctr[1]), key[0]);
+    Value next2 = arith::XOrIOp::create(
+        b, loc, arith::XOrIOp::create(b, loc, p0.getHigh(), ctr[3]), key[1]);
+    ctr[0] = next0;
+    ctr[1] = p1.getLow();
+    ctr[2] = next2;
+    ctr[3] = p0.getLow();
+    key[0] = arith::AddIOp::create(b, loc, key[0], w0);
+    key[1] = arith::AddIOp::create(b, loc, key[1], w1);
+  }
+
+  // Word (index mod 4) of the block.
+  Value lane = lo32(arith::AndIOp::create(b, loc, index, c64(3)));
+  Value word = ctr[3];
+  for (int i = 2; i >= 0; --i) {
+    Value isLane = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         lane, c32(i));
+    word = arith::SelectOp::create(b, loc, isLane, ctr[i], word);
+  }
+
+  // (word >> 8) * 2^-24 is exact in f32; narrower floats round to nearest
+  // even from it.
+  Value top24 = arith::ShRUIOp::create(b, loc, word, c32(8));
+  Value asFloat = arith::UIToFPOp::create(b, loc, b.getF32Type(), top24);
+  Value scale = arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(1.0f / 16777216.0f));
+  Value uniform = arith::MulFOp::create(b, loc, asFloat, scale);
+  if (elementType.getWidth() < 32)
+    uniform = arith::TruncFOp::create(b, loc, elementType, uniform);
+  return uniform;
+}
+
+/// remat.philox_uniform -> linalg.generic computing each element from its
+/// linear index.
+LogicalResult lowerPhilox(PhiloxUniformOp op, RewriterBase &rewriter) {
+  auto type = cast<RankedTensorType>(op.getType());
+  auto elementType = cast<FloatType>(type.getElementType());
+  Location loc = op.getLoc();
+  int64_t rank = type.getRank();
+
+  rewriter.setInsertionPoint(op);
+  Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                       elementType);
+  SmallVector<AffineMap> maps = {rewriter.getMultiDimIdentityMap(rank)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  SmallVector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * type.getDimSize(d + 1);
+
+  Value seed = op.getSeed(), offset = op.getOffset();
+  auto generic = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{type}, ValueRange{}, ValueRange{init}, maps,
+      iterators, [&](OpBuilder &b, Location loc, ValueRange) {
+        Value linear = offset;
+        for (int64_t d = 0; d < rank; ++d) {
+          Value idx = arith::IndexCastUIOp::create(
+              b, loc, b.getI64Type(), linalg::IndexOp::create(b, loc, d));
+          Value stride = arith::ConstantOp::create(
+              b, loc, b.getI64IntegerAttr(strides[d]));
+          linear = arith::AddIOp::create(
+              b, loc, linear, arith::MulIOp::create(b, loc, idx, stride));
+        }
+        linalg::YieldOp::create(
+            b, loc, buildPhiloxElement(b, loc, seed, linear, elementType));
+      });
+  generic->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+  rewriter.replaceOp(op, generic.getResults());
+  return success();
+}
+
+/// Moves the ops of the backward region in front of it and replaces its
+/// results with the yielded values.
+void inlineBackward(BackwardOp backward, RewriterBase &rewriter) {
+  YieldOp yield = backward.getYield();
+  SmallVector<Value> yielded(yield.getOperands());
+  rewriter.eraseOp(yield);
+  rewriter.inlineBlockBefore(&backward.getBody().front(), backward);
+  rewriter.replaceOp(backward, yielded);
+}
+
+struct ConvertRematToStandardPass
+    : remat::impl::ConvertRematToStandardPassBase<ConvertRematToStandardPass> {
+  using ConvertRematToStandardPassBase::ConvertRematToStandardPassBase;
+
+  void runOnOperation() override {
+    func::FuncOp function = getOperation();
+    WalkResult stateful = function.walk([](Operation *op) {
+      if (!isa<RngUniformOp, RngSeedOp>(op))
+        return WalkResult::advance();
+      op->emitOpError("reads the generator state and cannot be lowered; run "
+                      "-remat-thread-rng first");
+      return WalkResult::interrupt();
+    });
+    if (stateful.wasInterrupted())
+      return signalPassFailure();
+
+    IRRewriter rewriter(&getContext());
+    SmallVector<PhiloxUniformOp> philox;
+    function.walk([&](PhiloxUniformOp op) { philox.push_back(op); });
+    for (PhiloxUniformOp op : philox)
+      if (failed(lowerPhilox(op, rewriter)))
+        return signalPassFailure();
+
+    if (BackwardOp backward = getBackwardOp(function.getBody()))
+      inlineBackward(backward, rewriter);
+
+    // The contract's attributes have served their purpose; LLVM has no
+    // meaning for them.
+    auto isRematAttr = [](NamedAttribute attr) {
+      return attr.getName().getValue().starts_with("remat.");
+    };
+    for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i)
+      if (DictionaryAttr attrs = function.getArgAttrDict(i))
+        for (NamedAttribute attr : attrs)
+          if (isRematAttr(attr))
+            function.removeArgAttr(i, attr.getName());
+    function.walk([&](Operation *op) {
+      for (NamedAttribute attr : llvm::to_vector(op->getDiscardableAttrs()))
+        if (isRematAttr(attr))
+          op->removeDiscardableAttr(attr.getName());
+    });
+  }
+};
+
+struct RematStripBarriersPass
+    : remat::impl::RematStripBarriersPassBase<RematStripBarriersPass> {
+  using RematStripBarriersPassBase::RematStripBarriersPassBase;
+
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    getOperation().walk([&](BarrierOp barrier) {
+      rewriter.replaceOp(barrier, barrier.getInputs());
+    });
+  }
+};
+
+} // namespace

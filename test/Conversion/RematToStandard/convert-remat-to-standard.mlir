@@ -1,0 +1,65 @@
+// RUN: remat-opt %s -split-input-file -convert-remat-to-standard | FileCheck %s
+// RUN: remat-opt %s -split-input-file -convert-remat-to-standard \
+// RUN:   -convert-remat-to-standard | FileCheck %s --check-prefix=TWICE
+
+// Checks that a counter-based random op becomes a linalg.generic that
+// computes the linear index plus the offset, runs the ten Philox rounds (two
+// 32x32->64 multiplications each), selects the word and scales it to [0, 1).
+// CHECK-LABEL: func.func @philox(
+// CHECK-SAME:      %[[SEED:.*]]: i64, %[[OFF:.*]]: i64)
+// CHECK:         %[[INIT:.*]] = tensor.empty() : tensor<3x5xf32>
+// CHECK:         linalg.generic
+// CHECK-SAME:        iterator_types = ["parallel", "parallel"]
+// CHECK-SAME:        outs(%[[INIT]] : tensor<3x5xf32>)
+// CHECK:           linalg.index 0
+// CHECK:           %[[C5:.*]] = arith.constant 5 : i64
+// CHECK:           linalg.index 1
+// CHECK-COUNT-20:  arith.mului_extended
+// CHECK:           arith.shrui %{{.*}}, %{{.*}} : i32
+// CHECK:           arith.uitofp %{{.*}} : i32 to f32
+// CHECK:           %[[SCALE:.*]] = arith.constant 5.96046448E-8 : f32
+// CHECK:           arith.mulf %{{.*}}, %[[SCALE]] : f32
+// CHECK-NOT:       arith.truncf
+// CHECK:           linalg.yield
+// TWICE-LABEL: func.func @philox(
+// TWICE-COUNT-20: arith.mului_extended
+func.func @philox(%seed: i64, %off: i64) -> tensor<3x5xf32> {
+  %u = remat.philox_uniform %seed, %off : tensor<3x5xf32>
+  return %u : tensor<3x5xf32>
+}
+
+// -----
+
+// Checks that narrower floats are rounded from the f32 value.
+// CHECK-LABEL: func.func @philox_bf16(
+// CHECK:         arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT:    arith.truncf %{{.*}} : f32 to bf16
+func.func @philox_bf16(%seed: i64, %off: i64) -> tensor<8xbf16> {
+  %u = remat.philox_uniform %seed, %off : tensor<8xbf16>
+  return %u : tensor<8xbf16>
+}
+
+// -----
+
+// Checks that the backward region is inlined after the forward ops, its
+// yielded values replacing its results, that barriers are kept for
+// bufferization, and that the contract's attributes are dropped.
+// CHECK-LABEL: func.func @inline_backward(
+// CHECK-SAME:      %[[X:[^:]*]]: tensor<4xf32>, %[[SEED:[^:]*]]: i64)
+// CHECK:         %[[A:.*]] = math.tanh %[[X]] : tensor<4xf32>
+// CHECK-NEXT:    %[[B:.*]] = remat.barrier %[[X]] : tensor<4xf32>
+// CHECK-NEXT:    %[[R:.*]] = math.tanh %[[B]] : tensor<4xf32>
+// CHECK-NEXT:    %[[G:.*]] = arith.mulf %[[R]], %[[A]] : tensor<4xf32>
+// CHECK-NEXT:    return %[[A]], %[[G]]
+// CHECK-NOT:     remat.
+func.func @inline_backward(%x: tensor<4xf32>, %seed: i64 {remat.rng_seed})
+    -> (tensor<4xf32>, tensor<4xf32>) {
+  %a = math.tanh %x {remat.segment = 0 : i64, remat.id = 0 : i64} : tensor<4xf32>
+  %g = remat.backward {
+    %b = remat.barrier %x : tensor<4xf32>
+    %r = math.tanh %b {remat.clone_of = 0 : i64} : tensor<4xf32>
+    %d = arith.mulf %r, %a : tensor<4xf32>
+    remat.yield %d : tensor<4xf32>
+  } : tensor<4xf32>
+  return %a, %g : tensor<4xf32>, tensor<4xf32>
+}

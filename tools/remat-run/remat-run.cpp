@@ -1,0 +1,630 @@
+//===- remat-run.cpp - Run training steps on the CPU ----------------------===//
+//
+// This file implements remat-run: it lowers a training step with
+// -remat-lower-cpu, JIT-compiles it with MLIR's ExecutionEngine, runs it on
+// .npy or generated inputs, and writes, compares and measures its outputs
+// (bit-exact comparison, the counting allocator's peak bytes, wall time).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Npy.h"
+
+#include "Philox.h"
+#include "RematRuntime.h"
+
+#include "remat/Conversion/InitLowering.h"
+#include "remat/Conversion/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+using namespace mlir;
+using namespace remat;
+namespace cl = llvm::cl;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Command line
+//===----------------------------------------------------------------------===//
+
+cl::OptionCategory category("remat-run options");
+
+cl::opt<std::string> inputFile(cl::Positional, cl::desc("<training step .mlir>"),
+                               cl::Required, cl::cat(category));
+cl::opt<std::string> entry("entry", cl::desc("Function to run"),
+                           cl::init("step"), cl::cat(category));
+cl::list<std::string> inputs("inputs", cl::desc("Comma-separated .npy inputs"),
+                             cl::CommaSeparated, cl::cat(category));
+cl::opt<uint64_t> randomInputs(
+    "random-inputs",
+    cl::desc("Generate inputs from this seed (floats uniform in [-1, 1), "
+             "integer scalars get the seed itself)"),
+    cl::cat(category));
+cl::opt<std::string> outputDir("outputs",
+                               cl::desc("Write out0.npy, out1.npy, ... here"),
+                               cl::cat(category));
+cl::opt<std::string> compareFile(
+    "compare",
+    cl::desc("Run this other step on the same inputs; exit 1 unless every "
+             "output is bit-identical"),
+    cl::cat(category));
+bool printStats = false;
+cl::opt<unsigned> repeat("repeat", cl::desc("Runs to take the median time of"),
+                         cl::init(1), cl::cat(category));
+cl::opt<bool> noBlas("no-blas", cl::desc("Lower matmuls to loops, not BLAS"),
+                     cl::cat(category));
+
+/// Exit codes: 1 for a failed comparison or a step that does not compile,
+/// 2 for bad usage or inputs.
+constexpr int kExitMismatch = 1;
+constexpr int kExitUsage = 2;
+
+[[noreturn]] void fail(int code, const llvm::Twine &message) {
+  llvm::errs() << "remat-run: error: " << message << "\n";
+  std::exit(code);
+}
+
+//===----------------------------------------------------------------------===//
+// Value layouts
+//===----------------------------------------------------------------------===//
+
+/// How one argument or result of the entry function is laid out: a ranked
+/// tensor (a memref descriptor at the C interface) or a scalar.
+struct ValueSpec {
+  Type type;
+  Type elementType;
+  bool isTensor = false;
+  SmallVector<int64_t> shape;
+  int64_t elementSize = 0;
+  std::string dtype;
+
+  int64_t numElements() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+  int64_t numBytes() const { return numElements() * elementSize; }
+  /// Bytes of the value's slot at the C interface: a descriptor
+  /// {allocated, aligned, offset, sizes[rank], strides[rank]} or the scalar.
+  int64_t slotSize() const {
+    return isTensor ? 8 * (3 + 2 * static_cast<int64_t>(shape.size()))
+                    : elementSize;
+  }
+  int64_t slotAlignment() const { return isTensor ? 8 : elementSize; }
+};
+
+std::optional<ValueSpec> getValueSpec(Type type) {
+  ValueSpec spec;
+  spec.type = type;
+  Type element = type;
+  if (auto tensor = dyn_cast<RankedTensorType>(type)) {
+    if (!tensor.hasStaticShape())
+      return std::nullopt;
+    spec.isTensor = true;
+    llvm::append_range(spec.shape, tensor.getShape());
+    element = tensor.getElementType();
+  }
+  spec.elementType = element;
+  if (element.isF32())
+    spec.dtype = "<f4";
+  else if (element.isF64())
+    spec.dtype = "<f8";
+  else if (element.isF16())
+    spec.dtype = "<f2";
+  else if (element.isBF16())
+    spec.dtype = "<u2"; // NumPy has no bfloat16: raw bits.
+  else if (element.isSignlessInteger(64))
+    spec.dtype = "<i8";
+  else if (element.isSignlessInteger(32))
+    spec.dtype = "<i4";
+  else if (element.isSignlessInteger(8))
+    spec.dtype = "|i1";
+  else if (element.isSignlessInteger(1))
+    spec.dtype = "|b1";
+  else
+    return std::nullopt;
+  spec.elementSize = std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
+  return spec;
+}
+
+std::string describe(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
+/// Element `index` of `bytes` as a double, for differences.
+double elementAsDouble(const ValueSpec &spec, const uint8_t *bytes,
+                       int64_t index) {
+  const uint8_t *p = bytes + index * spec.elementSize;
+  Type t = spec.elementType;
+  if (t.isF32()) {
+    float v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  if (t.isF64()) {
+    double v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  if (t.isF16() || t.isBF16()) {
+    uint16_t bits;
+    std::memcpy(&bits, p, 2);
+    llvm::APFloat value(t.isF16() ? llvm::APFloat::IEEEhalf()
+                                  : llvm::APFloat::BFloat(),
+                        llvm::APInt(16, bits));
+    bool lost;
+    value.convert(llvm::APFloat::IEEEdouble(),
+                  llvm::APFloat::rmNearestTiesToEven, &lost);
+    return value.convertToDouble();
+  }
+  int64_t v = 0;
+  std::memcpy(&v, p, spec.elementSize);
+  if (spec.elementSize < 8 && t.getIntOrFloatBitWidth() > 1) {
+    int shift = 64 - 8 * spec.elementSize;
+    v = (v << shift) >> shift;
+  }
+  return static_cast<double>(v);
+}
+
+//===----------------------------------------------------------------------===//
+// Compiling
+//===----------------------------------------------------------------------===//
+
+struct Program {
+  std::string path;
+  std::unique_ptr<ExecutionEngine> engine;
+  SmallVector<ValueSpec> args, results;
+  /// Results come back through a pointer to a struct (multiple results or a
+  /// descriptor), else a single scalar is returned by value.
+  bool resultThroughPointer = false;
+  SmallVector<int64_t> resultOffsets;
+  int64_t resultStructSize = 0;
+};
+
+Program compile(MLIRContext &context, StringRef path) {
+  Program program;
+  program.path = path.str();
+
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(path, &error);
+  if (!buffer)
+    fail(kExitUsage, "cannot read '" + path + "': " + error);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    std::exit(kExitMismatch);
+
+  auto function = module->lookupSymbol<func::FuncOp>(entry);
+  if (!function || function.isExternal())
+    fail(kExitUsage, "'" + path + "' has no function @" + entry +
+                         " with a body (choose one with --entry)");
+  for (auto [i, type] : llvm::enumerate(function.getArgumentTypes())) {
+    std::optional<ValueSpec> spec = getValueSpec(type);
+    if (!spec)
+      fail(kExitUsage, "argument #" + Twine(i) + " of @" + entry +
+                           " has unsupported type " + describe(type));
+    program.args.push_back(*spec);
+  }
+  for (auto [i, type] : llvm::enumerate(function.getResultTypes())) {
+    std::optional<ValueSpec> spec = getValueSpec(type);
+    if (!spec)
+      fail(kExitUsage, "result #" + Twine(i) + " of @" + entry +
+                           " has unsupported type " + describe(type));
+    program.results.push_back(*spec);
+  }
+  program.resultThroughPointer =
+      program.results.size() > 1 ||
+      (program.results.size() == 1 && program.results[0].isTensor);
+  int64_t offset = 0, alignment = 1;
+  for (const ValueSpec &spec : program.results) {
+    offset = llvm::alignTo(offset, spec.slotAlignment());
+    program.resultOffsets.push_back(offset);
+    offset += spec.slotSize();
+    alignment = std::max(alignment, spec.slotAlignment());
+  }
+  program.resultStructSize = llvm::alignTo(offset, alignment);
+
+  function->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                    UnitAttr::get(&context));
+  PassManager pm(&context);
+  RematLowerCPUOptions options;
+  options.useBlas = !noBlas;
+  buildRematLowerCPUPipeline(pm, options);
+  if (failed(pm.run(*module)))
+    std::exit(kExitMismatch);
+
+  auto optimize = makeOptimizingTransformer(
+      /*optLevel=*/3, /*sizeLevel=*/0, /*targetMachine=*/nullptr);
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = optimize;
+  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  auto engine = ExecutionEngine::create(*module, engineOptions);
+  if (!engine)
+    fail(kExitMismatch, "cannot JIT '" + path +
+                            "': " + llvm::toString(engine.takeError()));
+  program.engine = std::move(*engine);
+  program.engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    size_t count;
+    const runtime::Symbol *table = runtime::getSymbols(count);
+    for (size_t i = 0; i < count; ++i)
+      symbols[interner(table[i].name)] = {
+          llvm::orc::ExecutorAddr::fromPtr(table[i].address),
+          llvm::JITSymbolFlags::Exported};
+    return symbols;
+  });
+  return program;
+}
+
+//===----------------------------------------------------------------------===//
+// Inputs
+//===----------------------------------------------------------------------===//
+
+/// Fills `array` for argument `index` deterministically from `seed`.
+void generateInput(const ValueSpec &spec, unsigned index, uint64_t seed,
+                   NpyArray &array) {
+  array.data.resize(spec.numBytes());
+  uint8_t *out = array.data.data();
+  uint64_t base = static_cast<uint64_t>(index + 1) << 40;
+  Type t = spec.elementType;
+  for (int64_t j = 0, e = spec.numElements(); j < e; ++j) {
+    uint32_t word = remat_philox_word(seed, base + j);
+    float uniform = remat_philox_word_to_f32(word) * 2.0f - 1.0f;
+    uint8_t *p = out + j * spec.elementSize;
+    if (t.isF32()) {
+      std::memcpy(p, &uniform, 4);
+    } else if (t.isF64()) {
+      double v = uniform;
+      std::memcpy(p, &v, 8);
+    } else if (t.isF16() || t.isBF16()) {
+      llvm::APFloat v(uniform);
+      bool lost;
+      v.convert(t.isF16() ? llvm::APFloat::IEEEhalf() : llvm::APFloat::BFloat(),
+                llvm::APFloat::rmNearestTiesToEven, &lost);
+      uint16_t bits = v.bitcastToAPInt().getZExtValue();
+      std::memcpy(p, &bits, 2);
+    } else if (t.isSignlessInteger(1)) {
+      *p = word & 1;
+    } else {
+      // Integer scalars are seeds: they get the seed itself; integer tensors
+      // get small values.
+      int64_t v = spec.isTensor ? int64_t(word % 16) : int64_t(seed);
+      std::memcpy(p, &v, spec.elementSize);
+    }
+  }
+}
+
+std::vector<NpyArray> loadInputs(const Program &program) {
+  std::vector<NpyArray> arrays(program.args.size());
+  if (!inputs.empty() && randomInputs.getNumOccurrences())
+    fail(kExitUsage, "give --inputs or --random-inputs, not both");
+  if (inputs.empty()) {
+    if (!randomInputs.getNumOccurrences() && !program.args.empty())
+      fail(kExitUsage, "@" + entry + " takes " + Twine(program.args.size()) +
+                           " arguments: give --inputs or --random-inputs");
+    for (auto [i, spec] : llvm::enumerate(program.args)) {
+      arrays[i].dtype = spec.dtype;
+      arrays[i].shape = spec.shape;
+      generateInput(spec, i, randomInputs, arrays[i]);
+    }
+    return arrays;
+  }
+  if (inputs.size() != program.args.size())
+    fail(kExitUsage, "@" + entry + " takes " + Twine(program.args.size()) +
+                         " arguments but " + Twine(inputs.size()) +
+                         " inputs were given");
+  for (auto [i, spec] : llvm::enumerate(program.args)) {
+    llvm::Expected<NpyArray> array = readNpy(inputs[i]);
+    if (!array)
+      fail(kExitUsage, "input #" + Twine(i) + ": " +
+                           llvm::toString(array.takeError()));
+    if (array->dtype != spec.dtype)
+      fail(kExitUsage, "input #" + Twine(i) + " ('" + inputs[i] +
+                           "') has dtype '" + array->dtype + "' but @" + entry +
+                           " expects " + describe(spec.type) + " ('" +
+                           spec.dtype + "')");
+    if (ArrayRef<int64_t>(array->shape) != ArrayRef<int64_t>(spec.shape))
+      fail(kExitUsage, "input #" + Twine(i) + " ('" + inputs[i] +
+                           "') has shape (" +
+                           llvm::join(llvm::map_range(array->shape,
+                                                      [](int64_t d) {
+                                                        return std::to_string(d);
+                                                      }),
+                                      ", ") +
+                           ") but @" + entry + " expects " +
+                           describe(spec.type));
+    arrays[i] = std::move(*array);
+  }
+  return arrays;
+}
+
+//===----------------------------------------------------------------------===//
+// Running
+//===----------------------------------------------------------------------===//
+
+struct RunResult {
+  std::vector<NpyArray> outputs;
+  runtime::AllocStats stats;
+  double wallMs = 0;
+};
+
+/// Runs `program` once on copies of `inputs` (generated code may write into
+/// its arguments) and collects its outputs, freeing the buffers it returned.
+RunResult runOnce(Program &program, const std::vector<NpyArray> &inputs) {
+  size_t numArgs = program.args.size();
+  std::vector<std::vector<uint8_t>> argData(numArgs);
+  std::vector<std::vector<int64_t>> descriptors(numArgs);
+  std::vector<void *> descriptorPtrs(numArgs);
+  SmallVector<void *> packed;
+
+  std::vector<int64_t> resultStorage(
+      std::max<int64_t>(1, (program.resultStructSize + 7) / 8));
+  void *resultPtr = resultStorage.data();
+  if (program.resultThroughPointer)
+    packed.push_back(&resultPtr);
+
+  for (size_t i = 0; i < numArgs; ++i) {
+    const ValueSpec &spec = program.args[i];
+    // 64-byte aligned copies, like the buffers generated code allocates.
+    argData[i].assign(inputs[i].data.size() + 64, 0);
+    uint8_t *base = argData[i].data();
+    uint8_t *aligned = reinterpret_cast<uint8_t *>(
+        llvm::alignTo(reinterpret_cast<uintptr_t>(base), 64));
+    std::memcpy(aligned, inputs[i].data.data(), inputs[i].data.size());
+    if (!spec.isTensor) {
+      packed.push_back(aligned);
+      continue;
+    }
+    int64_t rank = spec.shape.size();
+    std::vector<int64_t> &desc = descriptors[i];
+    desc.assign(3 + 2 * rank, 0);
+    desc[0] = reinterpret_cast<int64_t>(aligned);
+    desc[1] = reinterpret_cast<int64_t>(aligned);
+    int64_t stride = 1;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      desc[3 + d] = spec.shape[d];
+      desc[3 + rank + d] = stride;
+      stride *= spec.shape[d];
+    }
+    descriptorPtrs[i] = desc.data();
+    packed.push_back(&descriptorPtrs[i]);
+  }
+  if (!program.resultThroughPointer && !program.results.empty())
+    packed.push_back(resultStorage.data());
+
+  runtime::resetAllocStats();
+  auto start = std::chrono::steady_clock::now();
+  llvm::Error error =
+      program.engine->invokePacked("_mlir_ciface_" + entry, packed);
+  auto stop = std::chrono::steady_clock::now();
+  if (error)
+    fail(kExitMismatch, "running @" + entry + " of '" + program.path +
+                            "' failed: " + llvm::toString(std::move(error)));
+
+  RunResult result;
+  result.stats = runtime::getAllocStats();
+  result.wallMs =
+      std::chrono::duration<double, std::milli>(stop - start).count();
+
+  const uint8_t *resultBytes =
+      reinterpret_cast<const uint8_t *>(resultStorage.data());
+  llvm::SmallPtrSet<void *, 8> toFree;
+  for (auto [i, spec] : llvm::enumerate(program.results)) {
+    NpyArray array;
+    array.dtype = spec.dtype;
+    array.shape = spec.shape;
+    array.data.resize(spec.numBytes());
+    const uint8_t *slot = resultBytes + program.resultOffsets[i];
+    if (!spec.isTensor) {
+      std::memcpy(array.data.data(), slot, spec.elementSize);
+    } else {
+      int64_t desc[3 + 2 * 8];
+      int64_t rank = spec.shape.size();
+      if (rank > 8)
+        fail(kExitUsage, "results of rank above 8 are not supported");
+      std::memcpy(desc, slot, 8 * (3 + 2 * rank));
+      auto *allocated = reinterpret_cast<void *>(desc[0]);
+      auto *data = reinterpret_cast<const uint8_t *>(desc[1]);
+      int64_t n = spec.numElements();
+      for (int64_t linear = 0; linear < n; ++linear) {
+        int64_t rest = linear, elementOffset = desc[2];
+        for (int64_t d = rank - 1; d >= 0; --d) {
+          elementOffset += (rest % spec.shape[d]) * desc[3 + rank + d];
+          rest /= spec.shape[d];
+        }
+        std::memcpy(array.data.data() + linear * spec.elementSize,
+                    data + elementOffset * spec.elementSize, spec.elementSize);
+      }
+      // Returned buffers belong to the caller; arguments returned as they
+      // are belong to this tool.
+      if (runtime::isLiveAllocation(allocated))
+        toFree.insert(allocated);
+    }
+    result.outputs.push_back(std::move(array));
+  }
+  for (void *ptr : toFree)
+    _mlir_memref_to_llvm_free(ptr);
+  return result;
+}
+
+RunResult run(Program &program, const std::vector<NpyArray> &inputs) {
+  unsigned runs = std::max(1u, unsigned(repeat));
+  RunResult first = runOnce(program, inputs);
+  std::vector<double> times = {first.wallMs};
+  for (unsigned i = 1; i < runs; ++i)
+    times.push_back(runOnce(program, inputs).wallMs);
+  std::sort(times.begin(), times.end());
+  first.wallMs = times[times.size() / 2];
+  return first;
+}
+
+void printStatsLine(const Program &program, const RunResult &result) {
+  llvm::json::Object line{
+      {"file", program.path},
+      {"peak_bytes", result.stats.peakBytes},
+      {"allocated_bytes", result.stats.allocatedBytes},
+      {"alloc_count", result.stats.allocCount},
+      {"wall_ms", result.wallMs},
+      {"repeat", int64_t(std::max(1u, unsigned(repeat)))},
+  };
+  llvm::outs() << llvm::json::Value(std::move(line)) << "\n";
+}
+
+/// Compares the outputs of two runs; prints one line per output.
+bool compareOutputs(const Program &a, const RunResult &ra, const Program &b,
+                    const RunResult &rb) {
+  if (a.results.size() != b.results.size()) {
+    llvm::outs() << "outputs: " << a.results.size() << " vs "
+                 << b.results.size() << ": MISMATCH\n";
+    return false;
+  }
+  bool identical = true;
+  for (size_t i = 0; i < a.results.size(); ++i) {
+    const NpyArray &x = ra.outputs[i], &y = rb.outputs[i];
+    if (a.results[i].type != b.results[i].type) {
+      llvm::outs() << "out" << i << ": types " << describe(a.results[i].type)
+                   << " vs " << describe(b.results[i].type) << ": MISMATCH\n";
+      identical = false;
+      continue;
+    }
+    double maxDiff = 0;
+    for (int64_t j = 0, e = a.results[i].numElements(); j < e; ++j)
+      maxDiff = std::max(maxDiff,
+                         std::abs(elementAsDouble(a.results[i], x.data.data(), j) -
+                                  elementAsDouble(a.results[i], y.data.data(), j)));
+    bool same = x.data == y.data;
+    identical &= same;
+    llvm::outs() << "out" << i << ": max_abs_diff=" << llvm::format("%g", maxDiff)
+                 << (same ? " bit-identical\n" : " MISMATCH\n");
+  }
+  return identical;
+}
+
+/// Takes `--NAME`, `--NAME VALUE` or `--NAME=VALUE` out of `args` and
+/// returns its value ("" for a bare flag). remat-run's `--threads` and
+/// `--stats` share their names with options that LLVM's libraries register
+/// globally, so they are read before LLVM's parser runs.
+std::optional<std::string> takeOption(SmallVectorImpl<const char *> &args,
+                                      StringRef name, bool takesValue) {
+  std::optional<std::string> value;
+  for (size_t i = 1; i < args.size(); ++i) {
+    StringRef arg = args[i];
+    if ((!arg.consume_front("--") && !arg.consume_front("-")) ||
+        !arg.consume_front(name))
+      continue;
+    size_t taken = 1;
+    if (arg.consume_front("=")) {
+      value = arg.str();
+    } else if (!arg.empty()) {
+      continue;
+    } else if (takesValue) {
+      if (i + 1 == args.size())
+        fail(kExitUsage, "--" + name + " needs a value");
+      value = args[i + 1];
+      taken = 2;
+    } else {
+      value = "";
+    }
+    args.erase(args.begin() + i, args.begin() + i + taken);
+    --i;
+  }
+  return value;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  SmallVector<const char *> args(argv, argv + argc);
+  unsigned threads = 1;
+  if (std::optional<std::string> value = takeOption(args, "threads", true))
+    if (StringRef(*value).getAsInteger(10, threads) || threads == 0)
+      fail(kExitUsage, "--threads needs a positive integer, got '" + *value +
+                           "'");
+  printStats = takeOption(args, "stats", false).has_value();
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      args.size(), args.data(),
+      "remat-run: lower a training step for the CPU, run it, and compare or "
+      "measure it\n\n"
+      "  --stats        print peak_bytes, allocated_bytes, alloc_count and "
+      "wall_ms\n                 (median of --repeat runs) as one JSON line\n"
+      "  --threads=N    threads of the BLAS (default 1; loops run on one "
+      "thread)\n");
+
+  runtime::setBlasThreads(threads);
+
+  DialectRegistry registry;
+  registerLoweringDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  Program program = compile(context, inputFile);
+  std::vector<NpyArray> arrays = loadInputs(program);
+  RunResult result = run(program, arrays);
+
+  if (!outputDir.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
+      fail(kExitUsage, "cannot create '" + outputDir + "': " + ec.message());
+    for (auto [i, array] : llvm::enumerate(result.outputs)) {
+      llvm::SmallString<128> path(outputDir);
+      llvm::sys::path::append(path, "out" + std::to_string(i) + ".npy");
+      if (llvm::Error error = writeNpy(path, array))
+        fail(kExitUsage, llvm::toString(std::move(error)));
+    }
+  }
+  if (printStats)
+    printStatsLine(program, result);
+
+  if (compareFile.empty())
+    return 0;
+  Program other = compile(context, compareFile);
+  if (other.args.size() != program.args.size())
+    fail(kExitUsage, "'" + compareFile + "' @" + entry + " takes " +
+                         Twine(other.args.size()) + " arguments, '" +
+                         inputFile + "' takes " + Twine(program.args.size()));
+  for (auto [i, spec] : llvm::enumerate(other.args))
+    if (spec.type != program.args[i].type)
+      fail(kExitUsage, "argument #" + Twine(i) + " is " + describe(spec.type) +
+                           " in '" + compareFile + "' but " +
+                           describe(program.args[i].type) + " in '" +
+                           inputFile + "'");
+  RunResult otherResult = run(other, arrays);
+  if (printStats)
+    printStatsLine(other, otherResult);
+  return compareOutputs(program, result, other, otherResult) ? 0
+                                                             : kExitMismatch;
+}
