@@ -81,7 +81,7 @@ Value buildPhiloxElement(OpBuilder &b, Location loc, Value seed, Value index,
   }
 
   // (word >> 8) * 2^-24 is exact in f32; narrower floats round to nearest
-  // even from it.
+  // even from it, wider ones extend it exactly.
   Value top24 = arith::ShRUIOp::create(b, loc, word, c32(8));
   Value asFloat = arith::UIToFPOp::create(b, loc, b.getF32Type(), top24);
   Value scale = arith::ConstantOp::create(
@@ -89,6 +89,8 @@ Value buildPhiloxElement(OpBuilder &b, Location loc, Value seed, Value index,
   Value uniform = arith::MulFOp::create(b, loc, asFloat, scale);
   if (elementType.getWidth() < 32)
     uniform = arith::TruncFOp::create(b, loc, elementType, uniform);
+  else if (elementType.getWidth() > 32)
+    uniform = arith::ExtFOp::create(b, loc, elementType, uniform);
   return uniform;
 }
 

@@ -41,6 +41,17 @@ func.func @philox_bf16(%seed: i64, %off: i64) -> tensor<8xbf16> {
 
 // -----
 
+// Checks that f64 values extend the f32 value exactly.
+// CHECK-LABEL: func.func @philox_f64(
+// CHECK:         arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT:    arith.extf %{{.*}} : f32 to f64
+func.func @philox_f64(%seed: i64, %off: i64) -> tensor<8xf64> {
+  %u = remat.philox_uniform %seed, %off : tensor<8xf64>
+  return %u : tensor<8xf64>
+}
+
+// -----
+
 // Checks that the backward region is inlined after the forward ops, its
 // yielded values replacing its results, that barriers are kept for
 // bufferization, and that the contract's attributes are dropped.
