@@ -161,10 +161,14 @@ const Symbol *remat::runtime::getSymbols(size_t &count) {
        reinterpret_cast<void *>(&_mlir_ciface_remat_matmul_f32)},
       {"_mlir_ciface_remat_batch_matmul_f32",
        reinterpret_cast<void *>(&_mlir_ciface_remat_batch_matmul_f32)},
+      // Strided memref.copy lowers to this call into MLIR's C runner utils.
+      {"memrefCopy", reinterpret_cast<void *>(&memrefCopy)},
       {"tanhf", reinterpret_cast<void *>(static_cast<float (*)(float)>(&tanhf))},
       {"expf", reinterpret_cast<void *>(static_cast<float (*)(float)>(&expf))},
       {"logf", reinterpret_cast<void *>(static_cast<float (*)(float)>(&logf))},
       {"erff", reinterpret_cast<void *>(static_cast<float (*)(float)>(&erff))},
+      {"tanh", reinterpret_cast<void *>(static_cast<double (*)(double)>(&tanh))},
+      {"erf", reinterpret_cast<void *>(static_cast<double (*)(double)>(&erf))},
   };
   count = sizeof(symbols) / sizeof(symbols[0]);
   return symbols;

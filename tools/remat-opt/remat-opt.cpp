@@ -8,6 +8,7 @@
 #include "remat/Conversion/InitLowering.h"
 #include "remat/Conversion/Passes.h"
 #include "remat/Dialect/Remat/IR/RematDialect.h"
+#include "remat/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -22,6 +23,11 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -37,11 +43,30 @@ int main(int argc, char **argv) {
                   mlir::scf::SCFDialect, mlir::tensor::TensorDialect,
                   mlir::tosa::TosaDialect>();
 
+  remat::registerRematPasses();
   remat::registerRematLoweringPasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();
   mlir::registerInlinerPass();
+
+  // The upstream steps of remat's lowering pipelines, to run one at a time.
+  mlir::registerConvertElementwiseToLinalgPass();
+  mlir::registerLinalgElementwiseOpFusionPass();
+  mlir::registerConvertLinalgToLoopsPass();
+  mlir::bufferization::registerOneShotBufferizePass();
+  mlir::bufferization::registerBufferizationPipelines();
+  mlir::registerLowerAffinePass();
+  mlir::registerSCFToControlFlowPass();
+  mlir::memref::registerExpandStridedMetadataPass();
+  mlir::registerConvertMathToLLVMPass();
+  mlir::registerConvertMathToLibmPass();
+  mlir::registerFinalizeMemRefToLLVMConversionPass();
+  mlir::registerArithToLLVMConversionPass();
+  mlir::registerConvertIndexToLLVMPass();
+  mlir::registerConvertFuncToLLVMPass();
+  mlir::registerConvertControlFlowToLLVMPass();
+  mlir::registerReconcileUnrealizedCastsPass();
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "remat optimizer driver\n", registry));

@@ -1,7 +1,7 @@
 //===- remat-run.cpp - Run training steps on the CPU ----------------------===//
 //
-// This file implements remat-run: it lowers a training step with
-// -remat-lower-cpu, JIT-compiles it with MLIR's ExecutionEngine, runs it on
+// This file implements remat-run: it threads random ops (-remat-thread-rng),
+// lowers a training step with -remat-lower-cpu, JIT-compiles it with MLIR's ExecutionEngine, runs it on
 // .npy or generated inputs, and writes, compares and measures its outputs
 // (bit-exact comparison, the counting allocator's peak bytes, wall time).
 //
@@ -14,6 +14,7 @@
 
 #include "remat/Conversion/InitLowering.h"
 #include "remat/Conversion/Passes.h"
+#include "remat/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -258,6 +259,9 @@ Program compile(MLIRContext &context, StringRef path) {
   function->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                     UnitAttr::get(&context));
   PassManager pm(&context);
+  // Steps in the IR contract may still draw from the stateful generator;
+  // threading is a no-op on steps that were threaded before checkpointing.
+  pm.addNestedPass<func::FuncOp>(createRematThreadRngPass());
   RematLowerCPUOptions options;
   options.useBlas = !noBlas;
   buildRematLowerCPUPipeline(pm, options);

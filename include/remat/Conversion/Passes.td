@@ -51,6 +51,23 @@ def ConvertRematToStandardPass
   ];
 }
 
+def RematSplitSharedInitsPass
+    : Pass<"remat-split-shared-inits", "mlir::func::FuncOp"> {
+  let summary = "Give each destination-style op its own empty or filled init";
+  let description = [{
+    CSE merges identical `tensor.empty` and `linalg.fill` ops, including a
+    recomputed clone's init with the forward op's. Two destination-style ops
+    then share one init tensor, and bufferization keeps its buffer (written
+    in place by the first) alive until the second, often a whole forward
+    pass later, to copy it. This pass re-creates the init chain
+    (`tensor.empty`, optionally filled with a scalar) right before every
+    destination-style op whose init has other uses, so each op writes into a
+    buffer of its own and nothing is kept alive for it. Linear in the number
+    of ops.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
+}
+
 def RematStripBarriersPass : Pass<"remat-strip-barriers", "mlir::func::FuncOp"> {
   let summary = "Remove remat.barrier ops once nothing can merge clones";
   let description = [{

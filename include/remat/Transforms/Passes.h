@@ -1,0 +1,25 @@
+//===- Passes.h - remat transformation passes -------------------*- C++ -*-===//
+//
+// Declares remat's passes and their registration.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_TRANSFORMS_PASSES_H
+#define REMAT_TRANSFORMS_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace remat {
+
+#define GEN_PASS_DECL
+#include "remat/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "remat/Transforms/Passes.h.inc"
+
+} // namespace remat
+
+#endif // REMAT_TRANSFORMS_PASSES_H

@@ -1,0 +1,148 @@
+//===- Passes.td - remat transformation passes -------------*- tablegen -*-===//
+//
+// The passes that thread random state, rematerialize checkpoint segments,
+// check the result and report its memory and compute cost.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_TRANSFORMS_PASSES_TD
+#define REMAT_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def RematThreadRngPass : Pass<"remat-thread-rng", "mlir::func::FuncOp"> {
+  let summary = "Turn stateful random ops into counter-based Philox ops";
+  let description = [{
+    Replaces every `remat.rng_uniform` with `remat.philox_uniform %seed,
+    %offset`, the offset an `arith.constant` placed just before it (in the
+    random op's segment, so that recomputation clones it rather than saving
+    it). Offsets are assigned in program order, forward then backward; each
+    op reserves its element count rounded up to a multiple of 4, since
+    Philox4x32-10 yields four 32-bit words per counter, so no two ops share
+    random bits. The seed is the function argument marked
+    `{remat.rng_seed}`, else the function's first `remat.rng_seed` op (moved
+    to the entry of the function so that it dominates every use); a function
+    with random ops and no seed is an error naming the first one. The
+    discardable attributes of the random op carry over. Linear in the number
+    of ops.
+
+    Before:
+    ```mlir
+    func.func @f(%seed: i64 {remat.rng_seed}) -> (tensor<3xf32>, tensor<2xf32>) {
+      %u = remat.rng_uniform : tensor<3xf32>
+      %v = remat.rng_uniform : tensor<2xf32>
+      ...
+    ```
+    After:
+    ```mlir
+      %c0 = arith.constant 0 : i64
+      %u = remat.philox_uniform %seed, %c0 : tensor<3xf32>
+      %c4 = arith.constant 4 : i64
+      %v = remat.philox_uniform %seed, %c4 : tensor<2xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numThreaded", "threaded-ops", "Random ops made counter-based">
+  ];
+}
+
+def RematCheckpointPass : Pass<"remat-checkpoint", "mlir::func::FuncOp"> {
+  let summary = "Recompute checkpoint segments in the backward region";
+  let description = [{
+    For every value defined by an op of a checkpoint segment
+    (`remat.segment`) and used by an op of `remat.backward`, that op uses a
+    clone computed from the segment's inputs instead: the values the
+    segment's ops use but that no recomputable op of the same segment
+    defines (function arguments, unmarked ops, other segments, `save` and
+    unclonable ops). The inputs stay saved; a segment's input is never
+    recomputed by another segment, so chained segments give
+    `checkpoint_sequential`.
+
+    Placement: clones go immediately before the first backward op that needs
+    them, in forward program order, and are reused by later backward ops (a
+    segment is recomputed once). The clones placed before one backward op
+    read their saved inputs through one `remat.barrier` placed before them,
+    so CSE and canonicalization cannot merge them back into the forward ops.
+    With `early-stop` (the default, like `use_reentrant=False`) only the
+    backward slice of the needed values is cloned; `early-stop=false` clones
+    the whole segment at its first use (the reentrant behaviour).
+
+    Ops marked `remat.policy = "save"` stay saved and act as inputs. Ops that
+    cannot be cloned (not free of memory effects, unregistered) stay saved
+    too, and the pass emits a remark naming the op and the reason. A stateful
+    `remat.rng_uniform` in a segment (without `save` policy) is an error: run
+    `-remat-thread-rng` first; a `remat.philox_uniform` clone reads the same
+    seed and offset.
+
+    Nested segments (`remat.segment = [0, 1]`, outer to inner) are handled
+    level by level. Level 0 is the transform above with the outermost
+    segment as key. At level k + 1, a level-k clone C of an op nested at
+    least k + 2 deep, placed before backward op P, keeps its uses by other
+    clones and by P; each use by a later backward op Q gets instead a
+    level-(k + 1) clone made before Q from the inner segment's inputs (the
+    values C's clone chain read), again once, reused by later ops, and
+    through its own barrier after the lower levels' clones at Q. So between
+    P and Q only the inner segment's inputs stay live. Barriers and existing
+    clones in the backward region are left alone, so the pass is idempotent.
+
+    Recomputed ops carry `remat.id = N` (unique in the function) and their
+    clones `remat.clone_of = N`, for `-remat-verify` and `-remat-report`;
+    clones carry no `remat.segment`, `remat.policy` or `remat.name`. Constants
+    of a segment are copied without either attribute: canonicalization
+    merges and hoists constants freely, and equal constants are equivalent
+    for `-remat-verify` anyway. The pass
+    applies `remat::CheckpointPlan`, which predicts the result without
+    changing the IR.
+
+    Before (`%h` saved):
+    ```mlir
+    %h = math.tanh %x {remat.segment = 0 : i64} : tensor<8xf32>
+    %g = remat.backward {
+      %d = arith.mulf %h, %dy : tensor<8xf32>
+      ...
+    ```
+    After (`%x` saved, `%h` recomputed):
+    ```mlir
+    %h = math.tanh %x {remat.id = 0 : i64, remat.segment = 0 : i64} : tensor<8xf32>
+    %g = remat.backward {
+      %xb = remat.barrier %x : tensor<8xf32>
+      %hr = math.tanh %xb {remat.clone_of = 0 : i64} : tensor<8xf32>
+      %d = arith.mulf %hr, %dy : tensor<8xf32>
+      ...
+    ```
+    Runs in O(n log n + d * n) for n ops and operands and nesting depth d.
+  }];
+  let options = [
+    Option<"earlyStop", "early-stop", "bool", /*default=*/"true",
+           "Clone only the ops the backward needs (false: the whole segment "
+           "at its first use, the reentrant behaviour)">
+  ];
+  let dependentDialects = ["::remat::RematDialect"];
+  let statistics = [
+    Statistic<"numCloned", "cloned-ops", "Forward ops cloned into the backward region">,
+    Statistic<"numUnclonable", "unclonable-ops", "Segment ops kept saved because they cannot be cloned">
+  ];
+}
+
+def RematVerifyPass : Pass<"remat-verify", "mlir::func::FuncOp"> {
+  let summary = "Check that every recomputed op matches its original";
+  let description = [{
+    The determinism check. Every op carrying `remat.clone_of = N` must have
+    the same op name, attributes (other than remat's bookkeeping:
+    `remat.id`, `remat.clone_of`, `remat.segment`, `remat.policy`,
+    `remat.name`), result types, regions and equivalent operands as the
+    forward op with `remat.id = N`. An operand is equivalent when it is the
+    same value, a `remat.barrier` result whose input is equivalent, the
+    same-numbered result of a clone whose original defines the original
+    operand, or a constant equal to it (canonicalization hoists and merges
+    constants). Random clones therefore use the same seed and offset as
+    their originals. Otherwise the pass fails with an error on the clone and
+    a note at the original; a `remat.clone_of` without an original and two
+    ops with the same `remat.id` are errors too. Each clone is checked
+    locally (the clones it reads are checked in their own right), so the
+    pass is linear in the number of ops and operands.
+  }];
+}
+
+#endif // REMAT_TRANSFORMS_PASSES_TD
