@@ -11,10 +11,10 @@ from .builder import Builder
 
 SIZES = {
     # batch, widths of the layers' inputs and of the output
-    "mlp": {"full": (512, (1024, 1024, 1024, 1024, 512)),
+    "mlp": {"full": (4096, (512, 512, 512, 512, 256)),
             "tiny": (4, (5, 6, 6, 4, 3))},
     # batch, width, layers
-    "resmlp": {"full": (512, 1024, 6), "tiny": (4, 6, 3)},
+    "resmlp": {"full": (4096, 256, 6), "tiny": (4, 6, 3)},
     # batch, sequence, model width, heads, MLP width
     "transformer": {"full": (8, 256, 256, 4, 1024), "tiny": (2, 4, 8, 2, 12)},
     # batch, input channels, growth rate, layers
