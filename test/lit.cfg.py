@@ -50,3 +50,12 @@ if subprocess.call(
     config.available_features.add("numpy")
 else:
     lit_config.note("numpy is missing: tests that check outputs with it are skipped")
+
+# The install test builds a consumer project with CMake.
+if config.cmake_command and shutil.which(config.cmake_command):
+    config.available_features.add("cmake")
+    config.substitutions.append(("%cmake", config.cmake_command))
+    config.substitutions.append(("%cxx", config.cxx_compiler))
+    config.substitutions.append(("%mlir_dir", config.mlir_dir))
+else:
+    lit_config.note("cmake is missing: the install/consumer test is skipped")
