@@ -348,518 +348,477 @@ func.func @step(%x: tensor<1024x256xf32>, %g0: tensor<256xf32>, %be0: tensor<256
     %v323 = arith.mulf %b322, %v307  : tensor<1024x1024xf32>
     %v324 = arith.mulf %b322, %v307  : tensor<1024x1024xf32>
     %v325 = arith.addf %v323, %v324  : tensor<1024x1024xf32>
-    %v326 = arith.negf %v325 : tensor<1024x1024xf32>
-    %sl327 = tensor.extract_slice %v325[0, 0] [1024, 896] [1, 1] : tensor<1024x1024xf32> to tensor<1024x896xf32>
-    %sl328 = tensor.extract_slice %v325[0, 896] [1024, 128] [1, 1] : tensor<1024x1024xf32> to tensor<1024x128xf32>
-    %cst329 = arith.constant dense<1.111111111e+00> : tensor<1024x128xf32>
-    %v330 = arith.mulf %sl328, %cst329  : tensor<1024x128xf32>
-    %cst331 = arith.constant dense<0.000000000e+00> : tensor<1024x128xf32>
-    %v332 = arith.select %m301, %v330, %cst331 : tensor<1024x128xi1>, tensor<1024x128xf32>
-    %e333 = tensor.empty() : tensor<128xf32>
-    %c334 = arith.constant 0.000000000e+00 : f32
-    %f335 = linalg.fill ins(%c334 : f32) outs(%e333 : tensor<128xf32>) -> tensor<128xf32>
-    %red336 = linalg.reduce ins(%v332 : tensor<1024x128xf32>) outs(%f335 : tensor<128xf32>) dimensions = [0]
-      (%in337: f32, %acc338: f32) {
-        %s339 = arith.addf %in337, %acc338 : f32
-        linalg.yield %s339 : f32
+    %sl326 = tensor.extract_slice %v325[0, 0] [1024, 896] [1, 1] : tensor<1024x1024xf32> to tensor<1024x896xf32>
+    %sl327 = tensor.extract_slice %v325[0, 896] [1024, 128] [1, 1] : tensor<1024x1024xf32> to tensor<1024x128xf32>
+    %cst328 = arith.constant dense<1.111111111e+00> : tensor<1024x128xf32>
+    %v329 = arith.mulf %sl327, %cst328  : tensor<1024x128xf32>
+    %cst330 = arith.constant dense<0.000000000e+00> : tensor<1024x128xf32>
+    %v331 = arith.select %m301, %v329, %cst330 : tensor<1024x128xi1>, tensor<1024x128xf32>
+    %e332 = tensor.empty() : tensor<128xf32>
+    %c333 = arith.constant 0.000000000e+00 : f32
+    %f334 = linalg.fill ins(%c333 : f32) outs(%e332 : tensor<128xf32>) -> tensor<128xf32>
+    %red335 = linalg.reduce ins(%v331 : tensor<1024x128xf32>) outs(%f334 : tensor<128xf32>) dimensions = [0]
+      (%in336: f32, %acc337: f32) {
+        %s338 = arith.addf %in336, %acc337 : f32
+        linalg.yield %s338 : f32
       }
-    %e340 = tensor.empty() : tensor<128x896xf32>
-    %t341 = linalg.transpose ins(%w5 : tensor<896x128xf32>) outs(%e340 : tensor<128x896xf32>) permutation = [1, 0]
-    %e342 = tensor.empty() : tensor<1024x896xf32>
-    %c343 = arith.constant 0.000000000e+00 : f32
-    %f344 = linalg.fill ins(%c343 : f32) outs(%e342 : tensor<1024x896xf32>) -> tensor<1024x896xf32>
-    %mm345 = linalg.matmul ins(%v332, %t341 : tensor<1024x128xf32>, tensor<128x896xf32>) outs(%f344 : tensor<1024x896xf32>) -> tensor<1024x896xf32>
-    %e346 = tensor.empty() : tensor<896x1024xf32>
-    %t347 = linalg.transpose ins(%v291 : tensor<1024x896xf32>) outs(%e346 : tensor<896x1024xf32>) permutation = [1, 0]
-    %e348 = tensor.empty() : tensor<896x128xf32>
-    %c349 = arith.constant 0.000000000e+00 : f32
-    %f350 = linalg.fill ins(%c349 : f32) outs(%e348 : tensor<896x128xf32>) -> tensor<896x128xf32>
-    %mm351 = linalg.matmul ins(%t347, %v332 : tensor<896x1024xf32>, tensor<1024x128xf32>) outs(%f350 : tensor<896x128xf32>) -> tensor<896x128xf32>
-    %cst352 = arith.constant dense<0.000000000e+00> : tensor<1024x896xf32>
-    %m353 = arith.cmpf ogt, %v289, %cst352  : tensor<1024x896xf32>
-    %v354 = arith.select %m353, %mm345, %cst352 : tensor<1024x896xi1>, tensor<1024x896xf32>
-    %e355 = tensor.empty() : tensor<896xf32>
-    %c356 = arith.constant 0.000000000e+00 : f32
-    %f357 = linalg.fill ins(%c356 : f32) outs(%e355 : tensor<896xf32>) -> tensor<896xf32>
-    %red358 = linalg.reduce ins(%v354 : tensor<1024x896xf32>) outs(%f357 : tensor<896xf32>) dimensions = [0]
-      (%in359: f32, %acc360: f32) {
-        %s361 = arith.addf %in359, %acc360 : f32
-        linalg.yield %s361 : f32
+    %e339 = tensor.empty() : tensor<128x896xf32>
+    %t340 = linalg.transpose ins(%w5 : tensor<896x128xf32>) outs(%e339 : tensor<128x896xf32>) permutation = [1, 0]
+    %e341 = tensor.empty() : tensor<1024x896xf32>
+    %c342 = arith.constant 0.000000000e+00 : f32
+    %f343 = linalg.fill ins(%c342 : f32) outs(%e341 : tensor<1024x896xf32>) -> tensor<1024x896xf32>
+    %mm344 = linalg.matmul ins(%v331, %t340 : tensor<1024x128xf32>, tensor<128x896xf32>) outs(%f343 : tensor<1024x896xf32>) -> tensor<1024x896xf32>
+    %e345 = tensor.empty() : tensor<896x1024xf32>
+    %t346 = linalg.transpose ins(%v291 : tensor<1024x896xf32>) outs(%e345 : tensor<896x1024xf32>) permutation = [1, 0]
+    %e347 = tensor.empty() : tensor<896x128xf32>
+    %c348 = arith.constant 0.000000000e+00 : f32
+    %f349 = linalg.fill ins(%c348 : f32) outs(%e347 : tensor<896x128xf32>) -> tensor<896x128xf32>
+    %mm350 = linalg.matmul ins(%t346, %v331 : tensor<896x1024xf32>, tensor<1024x128xf32>) outs(%f349 : tensor<896x128xf32>) -> tensor<896x128xf32>
+    %cst351 = arith.constant dense<0.000000000e+00> : tensor<1024x896xf32>
+    %m352 = arith.cmpf ogt, %v289, %cst351  : tensor<1024x896xf32>
+    %v353 = arith.select %m352, %mm344, %cst351 : tensor<1024x896xi1>, tensor<1024x896xf32>
+    %e354 = tensor.empty() : tensor<896xf32>
+    %c355 = arith.constant 0.000000000e+00 : f32
+    %f356 = linalg.fill ins(%c355 : f32) outs(%e354 : tensor<896xf32>) -> tensor<896xf32>
+    %red357 = linalg.reduce ins(%v353 : tensor<1024x896xf32>) outs(%f356 : tensor<896xf32>) dimensions = [0]
+      (%in358: f32, %acc359: f32) {
+        %s360 = arith.addf %in358, %acc359 : f32
+        linalg.yield %s360 : f32
       }
-    %v362 = arith.mulf %v354, %b285  : tensor<1024x896xf32>
-    %v363 = arith.mulf %v354, %v283  : tensor<1024x896xf32>
-    %e364 = tensor.empty() : tensor<896xf32>
-    %c365 = arith.constant 0.000000000e+00 : f32
-    %f366 = linalg.fill ins(%c365 : f32) outs(%e364 : tensor<896xf32>) -> tensor<896xf32>
-    %red367 = linalg.reduce ins(%v363 : tensor<1024x896xf32>) outs(%f366 : tensor<896xf32>) dimensions = [0]
-      (%in368: f32, %acc369: f32) {
-        %s370 = arith.addf %in368, %acc369 : f32
-        linalg.yield %s370 : f32
+    %v361 = arith.mulf %v353, %b285  : tensor<1024x896xf32>
+    %v362 = arith.mulf %v353, %v283  : tensor<1024x896xf32>
+    %e363 = tensor.empty() : tensor<896xf32>
+    %c364 = arith.constant 0.000000000e+00 : f32
+    %f365 = linalg.fill ins(%c364 : f32) outs(%e363 : tensor<896xf32>) -> tensor<896xf32>
+    %red366 = linalg.reduce ins(%v362 : tensor<1024x896xf32>) outs(%f365 : tensor<896xf32>) dimensions = [0]
+      (%in367: f32, %acc368: f32) {
+        %s369 = arith.addf %in367, %acc368 : f32
+        linalg.yield %s369 : f32
       }
-    %v371 = arith.mulf %v362, %b282  : tensor<1024x896xf32>
-    %v372 = arith.mulf %v362, %v267  : tensor<1024x896xf32>
-    %e373 = tensor.empty() : tensor<1024xf32>
-    %c374 = arith.constant 0.000000000e+00 : f32
-    %f375 = linalg.fill ins(%c374 : f32) outs(%e373 : tensor<1024xf32>) -> tensor<1024xf32>
-    %red376 = linalg.reduce ins(%v372 : tensor<1024x896xf32>) outs(%f375 : tensor<1024xf32>) dimensions = [1]
-      (%in377: f32, %acc378: f32) {
-        %s379 = arith.addf %in377, %acc378 : f32
-        linalg.yield %s379 : f32
+    %v370 = arith.mulf %v361, %b282  : tensor<1024x896xf32>
+    %v371 = arith.mulf %v361, %v267  : tensor<1024x896xf32>
+    %e372 = tensor.empty() : tensor<1024xf32>
+    %c373 = arith.constant 0.000000000e+00 : f32
+    %f374 = linalg.fill ins(%c373 : f32) outs(%e372 : tensor<1024xf32>) -> tensor<1024xf32>
+    %red375 = linalg.reduce ins(%v371 : tensor<1024x896xf32>) outs(%f374 : tensor<1024xf32>) dimensions = [1]
+      (%in376: f32, %acc377: f32) {
+        %s378 = arith.addf %in376, %acc377 : f32
+        linalg.yield %s378 : f32
       }
-    %v380 = arith.mulf %v280, %v280  : tensor<1024xf32>
-    %v381 = arith.mulf %v280, %v380  : tensor<1024xf32>
-    %v382 = arith.mulf %red376, %v381  : tensor<1024xf32>
-    %cst383 = arith.constant dense<-5.000000000e-01> : tensor<1024xf32>
-    %v384 = arith.mulf %v382, %cst383  : tensor<1024xf32>
-    %cst385 = arith.constant dense<1.116071429e-03> : tensor<1024xf32>
-    %v386 = arith.mulf %v384, %cst385  : tensor<1024xf32>
-    %e387 = tensor.empty() : tensor<1024x896xf32>
-    %b388 = linalg.broadcast ins(%v386 : tensor<1024xf32>) outs(%e387 : tensor<1024x896xf32>) dimensions = [1]
-    %v389 = arith.mulf %b388, %v267  : tensor<1024x896xf32>
-    %v390 = arith.mulf %b388, %v267  : tensor<1024x896xf32>
-    %v391 = arith.addf %v371, %v389  : tensor<1024x896xf32>
-    %v392 = arith.addf %v391, %v390  : tensor<1024x896xf32>
-    %v393 = arith.negf %v392 : tensor<1024x896xf32>
-    %v394 = arith.addf %sl327, %v392  : tensor<1024x896xf32>
-    %e395 = tensor.empty() : tensor<1024xf32>
-    %c396 = arith.constant 0.000000000e+00 : f32
-    %f397 = linalg.fill ins(%c396 : f32) outs(%e395 : tensor<1024xf32>) -> tensor<1024xf32>
-    %red398 = linalg.reduce ins(%v393 : tensor<1024x896xf32>) outs(%f397 : tensor<1024xf32>) dimensions = [1]
-      (%in399: f32, %acc400: f32) {
-        %s401 = arith.addf %in399, %acc400 : f32
-        linalg.yield %s401 : f32
+    %v379 = arith.mulf %v280, %v280  : tensor<1024xf32>
+    %v380 = arith.mulf %v280, %v379  : tensor<1024xf32>
+    %v381 = arith.mulf %red375, %v380  : tensor<1024xf32>
+    %cst382 = arith.constant dense<-5.000000000e-01> : tensor<1024xf32>
+    %v383 = arith.mulf %v381, %cst382  : tensor<1024xf32>
+    %cst384 = arith.constant dense<1.116071429e-03> : tensor<1024xf32>
+    %v385 = arith.mulf %v383, %cst384  : tensor<1024xf32>
+    %e386 = tensor.empty() : tensor<1024x896xf32>
+    %b387 = linalg.broadcast ins(%v385 : tensor<1024xf32>) outs(%e386 : tensor<1024x896xf32>) dimensions = [1]
+    %v388 = arith.mulf %b387, %v267  : tensor<1024x896xf32>
+    %v389 = arith.addf %v370, %v388  : tensor<1024x896xf32>
+    %v390 = arith.mulf %b387, %v267  : tensor<1024x896xf32>
+    %v391 = arith.addf %v389, %v390  : tensor<1024x896xf32>
+    %v392 = arith.addf %sl326, %v391  : tensor<1024x896xf32>
+    %v393 = arith.negf %v391 : tensor<1024x896xf32>
+    %e394 = tensor.empty() : tensor<1024xf32>
+    %c395 = arith.constant 0.000000000e+00 : f32
+    %f396 = linalg.fill ins(%c395 : f32) outs(%e394 : tensor<1024xf32>) -> tensor<1024xf32>
+    %red397 = linalg.reduce ins(%v393 : tensor<1024x896xf32>) outs(%f396 : tensor<1024xf32>) dimensions = [1]
+      (%in398: f32, %acc399: f32) {
+        %s400 = arith.addf %in398, %acc399 : f32
+        linalg.yield %s400 : f32
       }
-    %cst402 = arith.constant dense<1.116071429e-03> : tensor<1024xf32>
-    %v403 = arith.mulf %red398, %cst402  : tensor<1024xf32>
-    %e404 = tensor.empty() : tensor<1024x896xf32>
-    %b405 = linalg.broadcast ins(%v403 : tensor<1024xf32>) outs(%e404 : tensor<1024x896xf32>) dimensions = [1]
-    %v406 = arith.addf %v394, %b405  : tensor<1024x896xf32>
-    %sl407 = tensor.extract_slice %v406[0, 0] [1024, 768] [1, 1] : tensor<1024x896xf32> to tensor<1024x768xf32>
-    %sl408 = tensor.extract_slice %v406[0, 768] [1024, 128] [1, 1] : tensor<1024x896xf32> to tensor<1024x128xf32>
-    %cst409 = arith.constant dense<1.111111111e+00> : tensor<1024x128xf32>
-    %v410 = arith.mulf %sl408, %cst409  : tensor<1024x128xf32>
-    %cst411 = arith.constant dense<0.000000000e+00> : tensor<1024x128xf32>
-    %v412 = arith.select %m250, %v410, %cst411 : tensor<1024x128xi1>, tensor<1024x128xf32>
-    %e413 = tensor.empty() : tensor<128xf32>
-    %c414 = arith.constant 0.000000000e+00 : f32
-    %f415 = linalg.fill ins(%c414 : f32) outs(%e413 : tensor<128xf32>) -> tensor<128xf32>
-    %red416 = linalg.reduce ins(%v412 : tensor<1024x128xf32>) outs(%f415 : tensor<128xf32>) dimensions = [0]
-      (%in417: f32, %acc418: f32) {
-        %s419 = arith.addf %in417, %acc418 : f32
-        linalg.yield %s419 : f32
+    %cst401 = arith.constant dense<1.116071429e-03> : tensor<1024xf32>
+    %v402 = arith.mulf %red397, %cst401  : tensor<1024xf32>
+    %e403 = tensor.empty() : tensor<1024x896xf32>
+    %b404 = linalg.broadcast ins(%v402 : tensor<1024xf32>) outs(%e403 : tensor<1024x896xf32>) dimensions = [1]
+    %v405 = arith.addf %v392, %b404  : tensor<1024x896xf32>
+    %sl406 = tensor.extract_slice %v405[0, 0] [1024, 768] [1, 1] : tensor<1024x896xf32> to tensor<1024x768xf32>
+    %sl407 = tensor.extract_slice %v405[0, 768] [1024, 128] [1, 1] : tensor<1024x896xf32> to tensor<1024x128xf32>
+    %cst408 = arith.constant dense<1.111111111e+00> : tensor<1024x128xf32>
+    %v409 = arith.mulf %sl407, %cst408  : tensor<1024x128xf32>
+    %cst410 = arith.constant dense<0.000000000e+00> : tensor<1024x128xf32>
+    %v411 = arith.select %m250, %v409, %cst410 : tensor<1024x128xi1>, tensor<1024x128xf32>
+    %e412 = tensor.empty() : tensor<128xf32>
+    %c413 = arith.constant 0.000000000e+00 : f32
+    %f414 = linalg.fill ins(%c413 : f32) outs(%e412 : tensor<128xf32>) -> tensor<128xf32>
+    %red415 = linalg.reduce ins(%v411 : tensor<1024x128xf32>) outs(%f414 : tensor<128xf32>) dimensions = [0]
+      (%in416: f32, %acc417: f32) {
+        %s418 = arith.addf %in416, %acc417 : f32
+        linalg.yield %s418 : f32
       }
-    %e420 = tensor.empty() : tensor<128x768xf32>
-    %t421 = linalg.transpose ins(%w4 : tensor<768x128xf32>) outs(%e420 : tensor<128x768xf32>) permutation = [1, 0]
-    %e422 = tensor.empty() : tensor<1024x768xf32>
-    %c423 = arith.constant 0.000000000e+00 : f32
-    %f424 = linalg.fill ins(%c423 : f32) outs(%e422 : tensor<1024x768xf32>) -> tensor<1024x768xf32>
-    %mm425 = linalg.matmul ins(%v412, %t421 : tensor<1024x128xf32>, tensor<128x768xf32>) outs(%f424 : tensor<1024x768xf32>) -> tensor<1024x768xf32>
-    %e426 = tensor.empty() : tensor<768x1024xf32>
-    %t427 = linalg.transpose ins(%v240 : tensor<1024x768xf32>) outs(%e426 : tensor<768x1024xf32>) permutation = [1, 0]
-    %e428 = tensor.empty() : tensor<768x128xf32>
-    %c429 = arith.constant 0.000000000e+00 : f32
-    %f430 = linalg.fill ins(%c429 : f32) outs(%e428 : tensor<768x128xf32>) -> tensor<768x128xf32>
-    %mm431 = linalg.matmul ins(%t427, %v412 : tensor<768x1024xf32>, tensor<1024x128xf32>) outs(%f430 : tensor<768x128xf32>) -> tensor<768x128xf32>
-    %cst432 = arith.constant dense<0.000000000e+00> : tensor<1024x768xf32>
-    %m433 = arith.cmpf ogt, %v238, %cst432  : tensor<1024x768xf32>
-    %v434 = arith.select %m433, %mm425, %cst432 : tensor<1024x768xi1>, tensor<1024x768xf32>
-    %e435 = tensor.empty() : tensor<768xf32>
-    %c436 = arith.constant 0.000000000e+00 : f32
-    %f437 = linalg.fill ins(%c436 : f32) outs(%e435 : tensor<768xf32>) -> tensor<768xf32>
-    %red438 = linalg.reduce ins(%v434 : tensor<1024x768xf32>) outs(%f437 : tensor<768xf32>) dimensions = [0]
-      (%in439: f32, %acc440: f32) {
-        %s441 = arith.addf %in439, %acc440 : f32
-        linalg.yield %s441 : f32
+    %e419 = tensor.empty() : tensor<128x768xf32>
+    %t420 = linalg.transpose ins(%w4 : tensor<768x128xf32>) outs(%e419 : tensor<128x768xf32>) permutation = [1, 0]
+    %e421 = tensor.empty() : tensor<1024x768xf32>
+    %c422 = arith.constant 0.000000000e+00 : f32
+    %f423 = linalg.fill ins(%c422 : f32) outs(%e421 : tensor<1024x768xf32>) -> tensor<1024x768xf32>
+    %mm424 = linalg.matmul ins(%v411, %t420 : tensor<1024x128xf32>, tensor<128x768xf32>) outs(%f423 : tensor<1024x768xf32>) -> tensor<1024x768xf32>
+    %e425 = tensor.empty() : tensor<768x1024xf32>
+    %t426 = linalg.transpose ins(%v240 : tensor<1024x768xf32>) outs(%e425 : tensor<768x1024xf32>) permutation = [1, 0]
+    %e427 = tensor.empty() : tensor<768x128xf32>
+    %c428 = arith.constant 0.000000000e+00 : f32
+    %f429 = linalg.fill ins(%c428 : f32) outs(%e427 : tensor<768x128xf32>) -> tensor<768x128xf32>
+    %mm430 = linalg.matmul ins(%t426, %v411 : tensor<768x1024xf32>, tensor<1024x128xf32>) outs(%f429 : tensor<768x128xf32>) -> tensor<768x128xf32>
+    %cst431 = arith.constant dense<0.000000000e+00> : tensor<1024x768xf32>
+    %m432 = arith.cmpf ogt, %v238, %cst431  : tensor<1024x768xf32>
+    %v433 = arith.select %m432, %mm424, %cst431 : tensor<1024x768xi1>, tensor<1024x768xf32>
+    %e434 = tensor.empty() : tensor<768xf32>
+    %c435 = arith.constant 0.000000000e+00 : f32
+    %f436 = linalg.fill ins(%c435 : f32) outs(%e434 : tensor<768xf32>) -> tensor<768xf32>
+    %red437 = linalg.reduce ins(%v433 : tensor<1024x768xf32>) outs(%f436 : tensor<768xf32>) dimensions = [0]
+      (%in438: f32, %acc439: f32) {
+        %s440 = arith.addf %in438, %acc439 : f32
+        linalg.yield %s440 : f32
       }
-    %v442 = arith.mulf %v434, %b234  : tensor<1024x768xf32>
-    %v443 = arith.mulf %v434, %v232  : tensor<1024x768xf32>
-    %e444 = tensor.empty() : tensor<768xf32>
-    %c445 = arith.constant 0.000000000e+00 : f32
-    %f446 = linalg.fill ins(%c445 : f32) outs(%e444 : tensor<768xf32>) -> tensor<768xf32>
-    %red447 = linalg.reduce ins(%v443 : tensor<1024x768xf32>) outs(%f446 : tensor<768xf32>) dimensions = [0]
-      (%in448: f32, %acc449: f32) {
-        %s450 = arith.addf %in448, %acc449 : f32
-        linalg.yield %s450 : f32
+    %v441 = arith.mulf %v433, %b234  : tensor<1024x768xf32>
+    %v442 = arith.mulf %v433, %v232  : tensor<1024x768xf32>
+    %e443 = tensor.empty() : tensor<768xf32>
+    %c444 = arith.constant 0.000000000e+00 : f32
+    %f445 = linalg.fill ins(%c444 : f32) outs(%e443 : tensor<768xf32>) -> tensor<768xf32>
+    %red446 = linalg.reduce ins(%v442 : tensor<1024x768xf32>) outs(%f445 : tensor<768xf32>) dimensions = [0]
+      (%in447: f32, %acc448: f32) {
+        %s449 = arith.addf %in447, %acc448 : f32
+        linalg.yield %s449 : f32
       }
-    %v451 = arith.mulf %v442, %b231  : tensor<1024x768xf32>
-    %v452 = arith.mulf %v442, %v216  : tensor<1024x768xf32>
-    %e453 = tensor.empty() : tensor<1024xf32>
-    %c454 = arith.constant 0.000000000e+00 : f32
-    %f455 = linalg.fill ins(%c454 : f32) outs(%e453 : tensor<1024xf32>) -> tensor<1024xf32>
-    %red456 = linalg.reduce ins(%v452 : tensor<1024x768xf32>) outs(%f455 : tensor<1024xf32>) dimensions = [1]
-      (%in457: f32, %acc458: f32) {
-        %s459 = arith.addf %in457, %acc458 : f32
-        linalg.yield %s459 : f32
+    %v450 = arith.mulf %v441, %b231  : tensor<1024x768xf32>
+    %v451 = arith.mulf %v441, %v216  : tensor<1024x768xf32>
+    %e452 = tensor.empty() : tensor<1024xf32>
+    %c453 = arith.constant 0.000000000e+00 : f32
+    %f454 = linalg.fill ins(%c453 : f32) outs(%e452 : tensor<1024xf32>) -> tensor<1024xf32>
+    %red455 = linalg.reduce ins(%v451 : tensor<1024x768xf32>) outs(%f454 : tensor<1024xf32>) dimensions = [1]
+      (%in456: f32, %acc457: f32) {
+        %s458 = arith.addf %in456, %acc457 : f32
+        linalg.yield %s458 : f32
       }
-    %v460 = arith.mulf %v229, %v229  : tensor<1024xf32>
-    %v461 = arith.mulf %v229, %v460  : tensor<1024xf32>
-    %v462 = arith.mulf %red456, %v461  : tensor<1024xf32>
-    %cst463 = arith.constant dense<-5.000000000e-01> : tensor<1024xf32>
-    %v464 = arith.mulf %v462, %cst463  : tensor<1024xf32>
-    %cst465 = arith.constant dense<1.302083333e-03> : tensor<1024xf32>
-    %v466 = arith.mulf %v464, %cst465  : tensor<1024xf32>
-    %e467 = tensor.empty() : tensor<1024x768xf32>
-    %b468 = linalg.broadcast ins(%v466 : tensor<1024xf32>) outs(%e467 : tensor<1024x768xf32>) dimensions = [1]
-    %v469 = arith.mulf %b468, %v216  : tensor<1024x768xf32>
-    %v470 = arith.mulf %b468, %v216  : tensor<1024x768xf32>
-    %v471 = arith.addf %v451, %v469  : tensor<1024x768xf32>
-    %v472 = arith.addf %v471, %v470  : tensor<1024x768xf32>
-    %v473 = arith.negf %v472 : tensor<1024x768xf32>
-    %v474 = arith.addf %sl407, %v472  : tensor<1024x768xf32>
-    %e475 = tensor.empty() : tensor<1024xf32>
-    %c476 = arith.constant 0.000000000e+00 : f32
-    %f477 = linalg.fill ins(%c476 : f32) outs(%e475 : tensor<1024xf32>) -> tensor<1024xf32>
-    %red478 = linalg.reduce ins(%v473 : tensor<1024x768xf32>) outs(%f477 : tensor<1024xf32>) dimensions = [1]
-      (%in479: f32, %acc480: f32) {
-        %s481 = arith.addf %in479, %acc480 : f32
-        linalg.yield %s481 : f32
+    %v459 = arith.mulf %v229, %v229  : tensor<1024xf32>
+    %v460 = arith.mulf %v229, %v459  : tensor<1024xf32>
+    %v461 = arith.mulf %red455, %v460  : tensor<1024xf32>
+    %cst462 = arith.constant dense<-5.000000000e-01> : tensor<1024xf32>
+    %v463 = arith.mulf %v461, %cst462  : tensor<1024xf32>
+    %cst464 = arith.constant dense<1.302083333e-03> : tensor<1024xf32>
+    %v465 = arith.mulf %v463, %cst464  : tensor<1024xf32>
+    %e466 = tensor.empty() : tensor<1024x768xf32>
+    %b467 = linalg.broadcast ins(%v465 : tensor<1024xf32>) outs(%e466 : tensor<1024x768xf32>) dimensions = [1]
+    %v468 = arith.mulf %b467, %v216  : tensor<1024x768xf32>
+    %v469 = arith.addf %v450, %v468  : tensor<1024x768xf32>
+    %v470 = arith.mulf %b467, %v216  : tensor<1024x768xf32>
+    %v471 = arith.addf %v469, %v470  : tensor<1024x768xf32>
+    %v472 = arith.addf %sl406, %v471  : tensor<1024x768xf32>
+    %v473 = arith.negf %v471 : tensor<1024x768xf32>
+    %e474 = tensor.empty() : tensor<1024xf32>
+    %c475 = arith.constant 0.000000000e+00 : f32
+    %f476 = linalg.fill ins(%c475 : f32) outs(%e474 : tensor<1024xf32>) -> tensor<1024xf32>
+    %red477 = linalg.reduce ins(%v473 : tensor<1024x768xf32>) outs(%f476 : tensor<1024xf32>) dimensions = [1]
+      (%in478: f32, %acc479: f32) {
+        %s480 = arith.addf %in478, %acc479 : f32
+        linalg.yield %s480 : f32
       }
-    %cst482 = arith.constant dense<1.302083333e-03> : tensor<1024xf32>
-    %v483 = arith.mulf %red478, %cst482  : tensor<1024xf32>
-    %e484 = tensor.empty() : tensor<1024x768xf32>
-    %b485 = linalg.broadcast ins(%v483 : tensor<1024xf32>) outs(%e484 : tensor<1024x768xf32>) dimensions = [1]
-    %v486 = arith.addf %v474, %b485  : tensor<1024x768xf32>
-    %sl487 = tensor.extract_slice %v486[0, 0] [1024, 640] [1, 1] : tensor<1024x768xf32> to tensor<1024x640xf32>
-    %sl488 = tensor.extract_slice %v486[0, 640] [1024, 128] [1, 1] : tensor<1024x768xf32> to tensor<1024x128xf32>
-    %cst489 = arith.constant dense<1.111111111e+00> : tensor<1024x128xf32>
-    %v490 = arith.mulf %sl488, %cst489  : tensor<1024x128xf32>
-    %cst491 = arith.constant dense<0.000000000e+00> : tensor<1024x128xf32>
-    %v492 = arith.select %m199, %v490, %cst491 : tensor<1024x128xi1>, tensor<1024x128xf32>
-    %e493 = tensor.empty() : tensor<128xf32>
-    %c494 = arith.constant 0.000000000e+00 : f32
-    %f495 = linalg.fill ins(%c494 : f32) outs(%e493 : tensor<128xf32>) -> tensor<128xf32>
-    %red496 = linalg.reduce ins(%v492 : tensor<1024x128xf32>) outs(%f495 : tensor<128xf32>) dimensions = [0]
-      (%in497: f32, %acc498: f32) {
-        %s499 = arith.addf %in497, %acc498 : f32
-        linalg.yield %s499 : f32
+    %cst481 = arith.constant dense<1.302083333e-03> : tensor<1024xf32>
+    %v482 = arith.mulf %red477, %cst481  : tensor<1024xf32>
+    %e483 = tensor.empty() : tensor<1024x768xf32>
+    %b484 = linalg.broadcast ins(%v482 : tensor<1024xf32>) outs(%e483 : tensor<1024x768xf32>) dimensions = [1]
+    %v485 = arith.addf %v472, %b484  : tensor<1024x768xf32>
+    %sl486 = tensor.extract_slice %v485[0, 0] [1024, 640] [1, 1] : tensor<1024x768xf32> to tensor<1024x640xf32>
+    %sl487 = tensor.extract_slice %v485[0, 640] [1024, 128] [1, 1] : tensor<1024x768xf32> to tensor<1024x128xf32>
+    %cst488 = arith.constant dense<1.111111111e+00> : tensor<1024x128xf32>
+    %v489 = arith.mulf %sl487, %cst488  : tensor<1024x128xf32>
+    %cst490 = arith.constant dense<0.000000000e+00> : tensor<1024x128xf32>
+    %v491 = arith.select %m199, %v489, %cst490 : tensor<1024x128xi1>, tensor<1024x128xf32>
+    %e492 = tensor.empty() : tensor<128xf32>
+    %c493 = arith.constant 0.000000000e+00 : f32
+    %f494 = linalg.fill ins(%c493 : f32) outs(%e492 : tensor<128xf32>) -> tensor<128xf32>
+    %red495 = linalg.reduce ins(%v491 : tensor<1024x128xf32>) outs(%f494 : tensor<128xf32>) dimensions = [0]
+      (%in496: f32, %acc497: f32) {
+        %s498 = arith.addf %in496, %acc497 : f32
+        linalg.yield %s498 : f32
       }
-    %e500 = tensor.empty() : tensor<128x640xf32>
-    %t501 = linalg.transpose ins(%w3 : tensor<640x128xf32>) outs(%e500 : tensor<128x640xf32>) permutation = [1, 0]
-    %e502 = tensor.empty() : tensor<1024x640xf32>
-    %c503 = arith.constant 0.000000000e+00 : f32
-    %f504 = linalg.fill ins(%c503 : f32) outs(%e502 : tensor<1024x640xf32>) -> tensor<1024x640xf32>
-    %mm505 = linalg.matmul ins(%v492, %t501 : tensor<1024x128xf32>, tensor<128x640xf32>) outs(%f504 : tensor<1024x640xf32>) -> tensor<1024x640xf32>
-    %e506 = tensor.empty() : tensor<640x1024xf32>
-    %t507 = linalg.transpose ins(%v189 : tensor<1024x640xf32>) outs(%e506 : tensor<640x1024xf32>) permutation = [1, 0]
-    %e508 = tensor.empty() : tensor<640x128xf32>
-    %c509 = arith.constant 0.000000000e+00 : f32
-    %f510 = linalg.fill ins(%c509 : f32) outs(%e508 : tensor<640x128xf32>) -> tensor<640x128xf32>
-    %mm511 = linalg.matmul ins(%t507, %v492 : tensor<640x1024xf32>, tensor<1024x128xf32>) outs(%f510 : tensor<640x128xf32>) -> tensor<640x128xf32>
-    %cst512 = arith.constant dense<0.000000000e+00> : tensor<1024x640xf32>
-    %m513 = arith.cmpf ogt, %v187, %cst512  : tensor<1024x640xf32>
-    %v514 = arith.select %m513, %mm505, %cst512 : tensor<1024x640xi1>, tensor<1024x640xf32>
-    %e515 = tensor.empty() : tensor<640xf32>
-    %c516 = arith.constant 0.000000000e+00 : f32
-    %f517 = linalg.fill ins(%c516 : f32) outs(%e515 : tensor<640xf32>) -> tensor<640xf32>
-    %red518 = linalg.reduce ins(%v514 : tensor<1024x640xf32>) outs(%f517 : tensor<640xf32>) dimensions = [0]
-      (%in519: f32, %acc520: f32) {
-        %s521 = arith.addf %in519, %acc520 : f32
-        linalg.yield %s521 : f32
+    %e499 = tensor.empty() : tensor<128x640xf32>
+    %t500 = linalg.transpose ins(%w3 : tensor<640x128xf32>) outs(%e499 : tensor<128x640xf32>) permutation = [1, 0]
+    %e501 = tensor.empty() : tensor<1024x640xf32>
+    %c502 = arith.constant 0.000000000e+00 : f32
+    %f503 = linalg.fill ins(%c502 : f32) outs(%e501 : tensor<1024x640xf32>) -> tensor<1024x640xf32>
+    %mm504 = linalg.matmul ins(%v491, %t500 : tensor<1024x128xf32>, tensor<128x640xf32>) outs(%f503 : tensor<1024x640xf32>) -> tensor<1024x640xf32>
+    %e505 = tensor.empty() : tensor<640x1024xf32>
+    %t506 = linalg.transpose ins(%v189 : tensor<1024x640xf32>) outs(%e505 : tensor<640x1024xf32>) permutation = [1, 0]
+    %e507 = tensor.empty() : tensor<640x128xf32>
+    %c508 = arith.constant 0.000000000e+00 : f32
+    %f509 = linalg.fill ins(%c508 : f32) outs(%e507 : tensor<640x128xf32>) -> tensor<640x128xf32>
+    %mm510 = linalg.matmul ins(%t506, %v491 : tensor<640x1024xf32>, tensor<1024x128xf32>) outs(%f509 : tensor<640x128xf32>) -> tensor<640x128xf32>
+    %cst511 = arith.constant dense<0.000000000e+00> : tensor<1024x640xf32>
+    %m512 = arith.cmpf ogt, %v187, %cst511  : tensor<1024x640xf32>
+    %v513 = arith.select %m512, %mm504, %cst511 : tensor<1024x640xi1>, tensor<1024x640xf32>
+    %e514 = tensor.empty() : tensor<640xf32>
+    %c515 = arith.constant 0.000000000e+00 : f32
+    %f516 = linalg.fill ins(%c515 : f32) outs(%e514 : tensor<640xf32>) -> tensor<640xf32>
+    %red517 = linalg.reduce ins(%v513 : tensor<1024x640xf32>) outs(%f516 : tensor<640xf32>) dimensions = [0]
+      (%in518: f32, %acc519: f32) {
+        %s520 = arith.addf %in518, %acc519 : f32
+        linalg.yield %s520 : f32
       }
-    %v522 = arith.mulf %v514, %b183  : tensor<1024x640xf32>
-    %v523 = arith.mulf %v514, %v181  : tensor<1024x640xf32>
-    %e524 = tensor.empty() : tensor<640xf32>
-    %c525 = arith.constant 0.000000000e+00 : f32
-    %f526 = linalg.fill ins(%c525 : f32) outs(%e524 : tensor<640xf32>) -> tensor<640xf32>
-    %red527 = linalg.reduce ins(%v523 : tensor<1024x640xf32>) outs(%f526 : tensor<640xf32>) dimensions = [0]
-      (%in528: f32, %acc529: f32) {
-        %s530 = arith.addf %in528, %acc529 : f32
-        linalg.yield %s530 : f32
+    %v521 = arith.mulf %v513, %b183  : tensor<1024x640xf32>
+    %v522 = arith.mulf %v513, %v181  : tensor<1024x640xf32>
+    %e523 = tensor.empty() : tensor<640xf32>
+    %c524 = arith.constant 0.000000000e+00 : f32
+    %f525 = linalg.fill ins(%c524 : f32) outs(%e523 : tensor<640xf32>) -> tensor<640xf32>
+    %red526 = linalg.reduce ins(%v522 : tensor<1024x640xf32>) outs(%f525 : tensor<640xf32>) dimensions = [0]
+      (%in527: f32, %acc528: f32) {
+        %s529 = arith.addf %in527, %acc528 : f32
+        linalg.yield %s529 : f32
       }
-    %v531 = arith.mulf %v522, %b180  : tensor<1024x640xf32>
-    %v532 = arith.mulf %v522, %v165  : tensor<1024x640xf32>
-    %e533 = tensor.empty() : tensor<1024xf32>
-    %c534 = arith.constant 0.000000000e+00 : f32
-    %f535 = linalg.fill ins(%c534 : f32) outs(%e533 : tensor<1024xf32>) -> tensor<1024xf32>
-    %red536 = linalg.reduce ins(%v532 : tensor<1024x640xf32>) outs(%f535 : tensor<1024xf32>) dimensions = [1]
-      (%in537: f32, %acc538: f32) {
-        %s539 = arith.addf %in537, %acc538 : f32
-        linalg.yield %s539 : f32
+    %v530 = arith.mulf %v521, %b180  : tensor<1024x640xf32>
+    %v531 = arith.mulf %v521, %v165  : tensor<1024x640xf32>
+    %e532 = tensor.empty() : tensor<1024xf32>
+    %c533 = arith.constant 0.000000000e+00 : f32
+    %f534 = linalg.fill ins(%c533 : f32) outs(%e532 : tensor<1024xf32>) -> tensor<1024xf32>
+    %red535 = linalg.reduce ins(%v531 : tensor<1024x640xf32>) outs(%f534 : tensor<1024xf32>) dimensions = [1]
+      (%in536: f32, %acc537: f32) {
+        %s538 = arith.addf %in536, %acc537 : f32
+        linalg.yield %s538 : f32
       }
-    %v540 = arith.mulf %v178, %v178  : tensor<1024xf32>
-    %v541 = arith.mulf %v178, %v540  : tensor<1024xf32>
-    %v542 = arith.mulf %red536, %v541  : tensor<1024xf32>
-    %cst543 = arith.constant dense<-5.000000000e-01> : tensor<1024xf32>
-    %v544 = arith.mulf %v542, %cst543  : tensor<1024xf32>
-    %cst545 = arith.constant dense<1.562500000e-03> : tensor<1024xf32>
-    %v546 = arith.mulf %v544, %cst545  : tensor<1024xf32>
-    %e547 = tensor.empty() : tensor<1024x640xf32>
-    %b548 = linalg.broadcast ins(%v546 : tensor<1024xf32>) outs(%e547 : tensor<1024x640xf32>) dimensions = [1]
-    %v549 = arith.mulf %b548, %v165  : tensor<1024x640xf32>
-    %v550 = arith.mulf %b548, %v165  : tensor<1024x640xf32>
-    %v551 = arith.addf %v531, %v549  : tensor<1024x640xf32>
-    %v552 = arith.addf %v551, %v550  : tensor<1024x640xf32>
-    %v553 = arith.negf %v552 : tensor<1024x640xf32>
-    %v554 = arith.addf %sl487, %v552  : tensor<1024x640xf32>
-    %e555 = tensor.empty() : tensor<1024xf32>
-    %c556 = arith.constant 0.000000000e+00 : f32
-    %f557 = linalg.fill ins(%c556 : f32) outs(%e555 : tensor<1024xf32>) -> tensor<1024xf32>
-    %red558 = linalg.reduce ins(%v553 : tensor<1024x640xf32>) outs(%f557 : tensor<1024xf32>) dimensions = [1]
-      (%in559: f32, %acc560: f32) {
-        %s561 = arith.addf %in559, %acc560 : f32
-        linalg.yield %s561 : f32
+    %v539 = arith.mulf %v178, %v178  : tensor<1024xf32>
+    %v540 = arith.mulf %v178, %v539  : tensor<1024xf32>
+    %v541 = arith.mulf %red535, %v540  : tensor<1024xf32>
+    %cst542 = arith.constant dense<-5.000000000e-01> : tensor<1024xf32>
+    %v543 = arith.mulf %v541, %cst542  : tensor<1024xf32>
+    %cst544 = arith.constant dense<1.562500000e-03> : tensor<1024xf32>
+    %v545 = arith.mulf %v543, %cst544  : tensor<1024xf32>
+    %e546 = tensor.empty() : tensor<1024x640xf32>
+    %b547 = linalg.broadcast ins(%v545 : tensor<1024xf32>) outs(%e546 : tensor<1024x640xf32>) dimensions = [1]
+    %v548 = arith.mulf %b547, %v165  : tensor<1024x640xf32>
+    %v549 = arith.addf %v530, %v548  : tensor<1024x640xf32>
+    %v550 = arith.mulf %b547, %v165  : tensor<1024x640xf32>
+    %v551 = arith.addf %v549, %v550  : tensor<1024x640xf32>
+    %v552 = arith.addf %sl486, %v551  : tensor<1024x640xf32>
+    %v553 = arith.negf %v551 : tensor<1024x640xf32>
+    %e554 = tensor.empty() : tensor<1024xf32>
+    %c555 = arith.constant 0.000000000e+00 : f32
+    %f556 = linalg.fill ins(%c555 : f32) outs(%e554 : tensor<1024xf32>) -> tensor<1024xf32>
+    %red557 = linalg.reduce ins(%v553 : tensor<1024x640xf32>) outs(%f556 : tensor<1024xf32>) dimensions = [1]
+      (%in558: f32, %acc559: f32) {
+        %s560 = arith.addf %in558, %acc559 : f32
+        linalg.yield %s560 : f32
       }
-    %cst562 = arith.constant dense<1.562500000e-03> : tensor<1024xf32>
-    %v563 = arith.mulf %red558, %cst562  : tensor<1024xf32>
-    %e564 = tensor.empty() : tensor<1024x640xf32>
-    %b565 = linalg.broadcast ins(%v563 : tensor<1024xf32>) outs(%e564 : tensor<1024x640xf32>) dimensions = [1]
-    %v566 = arith.addf %v554, %b565  : tensor<1024x640xf32>
-    %sl567 = tensor.extract_slice %v566[0, 0] [1024, 512] [1, 1] : tensor<1024x640xf32> to tensor<1024x512xf32>
-    %sl568 = tensor.extract_slice %v566[0, 512] [1024, 128] [1, 1] : tensor<1024x640xf32> to tensor<1024x128xf32>
-    %cst569 = arith.constant dense<1.111111111e+00> : tensor<1024x128xf32>
-    %v570 = arith.mulf %sl568, %cst569  : tensor<1024x128xf32>
-    %cst571 = arith.constant dense<0.000000000e+00> : tensor<1024x128xf32>
-    %v572 = arith.select %m148, %v570, %cst571 : tensor<1024x128xi1>, tensor<1024x128xf32>
-    %e573 = tensor.empty() : tensor<128xf32>
-    %c574 = arith.constant 0.000000000e+00 : f32
-    %f575 = linalg.fill ins(%c574 : f32) outs(%e573 : tensor<128xf32>) -> tensor<128xf32>
-    %red576 = linalg.reduce ins(%v572 : tensor<1024x128xf32>) outs(%f575 : tensor<128xf32>) dimensions = [0]
-      (%in577: f32, %acc578: f32) {
-        %s579 = arith.addf %in577, %acc578 : f32
-        linalg.yield %s579 : f32
+    %cst561 = arith.constant dense<1.562500000e-03> : tensor<1024xf32>
+    %v562 = arith.mulf %red557, %cst561  : tensor<1024xf32>
+    %e563 = tensor.empty() : tensor<1024x640xf32>
+    %b564 = linalg.broadcast ins(%v562 : tensor<1024xf32>) outs(%e563 : tensor<1024x640xf32>) dimensions = [1]
+    %v565 = arith.addf %v552, %b564  : tensor<1024x640xf32>
+    %sl566 = tensor.extract_slice %v565[0, 0] [1024, 512] [1, 1] : tensor<1024x640xf32> to tensor<1024x512xf32>
+    %sl567 = tensor.extract_slice %v565[0, 512] [1024, 128] [1, 1] : tensor<1024x640xf32> to tensor<1024x128xf32>
+    %cst568 = arith.constant dense<1.111111111e+00> : tensor<1024x128xf32>
+    %v569 = arith.mulf %sl567, %cst568  : tensor<1024x128xf32>
+    %cst570 = arith.constant dense<0.000000000e+00> : tensor<1024x128xf32>
+    %v571 = arith.select %m148, %v569, %cst570 : tensor<1024x128xi1>, tensor<1024x128xf32>
+    %e572 = tensor.empty() : tensor<128xf32>
+    %c573 = arith.constant 0.000000000e+00 : f32
+    %f574 = linalg.fill ins(%c573 : f32) outs(%e572 : tensor<128xf32>) -> tensor<128xf32>
+    %red575 = linalg.reduce ins(%v571 : tensor<1024x128xf32>) outs(%f574 : tensor<128xf32>) dimensions = [0]
+      (%in576: f32, %acc577: f32) {
+        %s578 = arith.addf %in576, %acc577 : f32
+        linalg.yield %s578 : f32
       }
-    %e580 = tensor.empty() : tensor<128x512xf32>
-    %t581 = linalg.transpose ins(%w2 : tensor<512x128xf32>) outs(%e580 : tensor<128x512xf32>) permutation = [1, 0]
-    %e582 = tensor.empty() : tensor<1024x512xf32>
-    %c583 = arith.constant 0.000000000e+00 : f32
-    %f584 = linalg.fill ins(%c583 : f32) outs(%e582 : tensor<1024x512xf32>) -> tensor<1024x512xf32>
-    %mm585 = linalg.matmul ins(%v572, %t581 : tensor<1024x128xf32>, tensor<128x512xf32>) outs(%f584 : tensor<1024x512xf32>) -> tensor<1024x512xf32>
-    %e586 = tensor.empty() : tensor<512x1024xf32>
-    %t587 = linalg.transpose ins(%v138 : tensor<1024x512xf32>) outs(%e586 : tensor<512x1024xf32>) permutation = [1, 0]
-    %e588 = tensor.empty() : tensor<512x128xf32>
-    %c589 = arith.constant 0.000000000e+00 : f32
-    %f590 = linalg.fill ins(%c589 : f32) outs(%e588 : tensor<512x128xf32>) -> tensor<512x128xf32>
-    %mm591 = linalg.matmul ins(%t587, %v572 : tensor<512x1024xf32>, tensor<1024x128xf32>) outs(%f590 : tensor<512x128xf32>) -> tensor<512x128xf32>
-    %cst592 = arith.constant dense<0.000000000e+00> : tensor<1024x512xf32>
-    %m593 = arith.cmpf ogt, %v136, %cst592  : tensor<1024x512xf32>
-    %v594 = arith.select %m593, %mm585, %cst592 : tensor<1024x512xi1>, tensor<1024x512xf32>
-    %e595 = tensor.empty() : tensor<512xf32>
-    %c596 = arith.constant 0.000000000e+00 : f32
-    %f597 = linalg.fill ins(%c596 : f32) outs(%e595 : tensor<512xf32>) -> tensor<512xf32>
-    %red598 = linalg.reduce ins(%v594 : tensor<1024x512xf32>) outs(%f597 : tensor<512xf32>) dimensions = [0]
-      (%in599: f32, %acc600: f32) {
-        %s601 = arith.addf %in599, %acc600 : f32
-        linalg.yield %s601 : f32
+    %e579 = tensor.empty() : tensor<128x512xf32>
+    %t580 = linalg.transpose ins(%w2 : tensor<512x128xf32>) outs(%e579 : tensor<128x512xf32>) permutation = [1, 0]
+    %e581 = tensor.empty() : tensor<1024x512xf32>
+    %c582 = arith.constant 0.000000000e+00 : f32
+    %f583 = linalg.fill ins(%c582 : f32) outs(%e581 : tensor<1024x512xf32>) -> tensor<1024x512xf32>
+    %mm584 = linalg.matmul ins(%v571, %t580 : tensor<1024x128xf32>, tensor<128x512xf32>) outs(%f583 : tensor<1024x512xf32>) -> tensor<1024x512xf32>
+    %e585 = tensor.empty() : tensor<512x1024xf32>
+    %t586 = linalg.transpose ins(%v138 : tensor<1024x512xf32>) outs(%e585 : tensor<512x1024xf32>) permutation = [1, 0]
+    %e587 = tensor.empty() : tensor<512x128xf32>
+    %c588 = arith.constant 0.000000000e+00 : f32
+    %f589 = linalg.fill ins(%c588 : f32) outs(%e587 : tensor<512x128xf32>) -> tensor<512x128xf32>
+    %mm590 = linalg.matmul ins(%t586, %v571 : tensor<512x1024xf32>, tensor<1024x128xf32>) outs(%f589 : tensor<512x128xf32>) -> tensor<512x128xf32>
+    %cst591 = arith.constant dense<0.000000000e+00> : tensor<1024x512xf32>
+    %m592 = arith.cmpf ogt, %v136, %cst591  : tensor<1024x512xf32>
+    %v593 = arith.select %m592, %mm584, %cst591 : tensor<1024x512xi1>, tensor<1024x512xf32>
+    %e594 = tensor.empty() : tensor<512xf32>
+    %c595 = arith.constant 0.000000000e+00 : f32
+    %f596 = linalg.fill ins(%c595 : f32) outs(%e594 : tensor<512xf32>) -> tensor<512xf32>
+    %red597 = linalg.reduce ins(%v593 : tensor<1024x512xf32>) outs(%f596 : tensor<512xf32>) dimensions = [0]
+      (%in598: f32, %acc599: f32) {
+        %s600 = arith.addf %in598, %acc599 : f32
+        linalg.yield %s600 : f32
       }
-    %v602 = arith.mulf %v594, %b132  : tensor<1024x512xf32>
-    %v603 = arith.mulf %v594, %v130  : tensor<1024x512xf32>
-    %e604 = tensor.empty() : tensor<512xf32>
-    %c605 = arith.constant 0.000000000e+00 : f32
-    %f606 = linalg.fill ins(%c605 : f32) outs(%e604 : tensor<512xf32>) -> tensor<512xf32>
-    %red607 = linalg.reduce ins(%v603 : tensor<1024x512xf32>) outs(%f606 : tensor<512xf32>) dimensions = [0]
-      (%in608: f32, %acc609: f32) {
-        %s610 = arith.addf %in608, %acc609 : f32
-        linalg.yield %s610 : f32
+    %v601 = arith.mulf %v593, %b132  : tensor<1024x512xf32>
+    %v602 = arith.mulf %v593, %v130  : tensor<1024x512xf32>
+    %e603 = tensor.empty() : tensor<512xf32>
+    %c604 = arith.constant 0.000000000e+00 : f32
+    %f605 = linalg.fill ins(%c604 : f32) outs(%e603 : tensor<512xf32>) -> tensor<512xf32>
+    %red606 = linalg.reduce ins(%v602 : tensor<1024x512xf32>) outs(%f605 : tensor<512xf32>) dimensions = [0]
+      (%in607: f32, %acc608: f32) {
+        %s609 = arith.addf %in607, %acc608 : f32
+        linalg.yield %s609 : f32
       }
-    %v611 = arith.mulf %v602, %b129  : tensor<1024x512xf32>
-    %v612 = arith.mulf %v602, %v114  : tensor<1024x512xf32>
-    %e613 = tensor.empty() : tensor<1024xf32>
-    %c614 = arith.constant 0.000000000e+00 : f32
-    %f615 = linalg.fill ins(%c614 : f32) outs(%e613 : tensor<1024xf32>) -> tensor<1024xf32>
-    %red616 = linalg.reduce ins(%v612 : tensor<1024x512xf32>) outs(%f615 : tensor<1024xf32>) dimensions = [1]
-      (%in617: f32, %acc618: f32) {
-        %s619 = arith.addf %in617, %acc618 : f32
-        linalg.yield %s619 : f32
+    %v610 = arith.mulf %v601, %b129  : tensor<1024x512xf32>
+    %v611 = arith.mulf %v601, %v114  : tensor<1024x512xf32>
+    %e612 = tensor.empty() : tensor<1024xf32>
+    %c613 = arith.constant 0.000000000e+00 : f32
+    %f614 = linalg.fill ins(%c613 : f32) outs(%e612 : tensor<1024xf32>) -> tensor<1024xf32>
+    %red615 = linalg.reduce ins(%v611 : tensor<1024x512xf32>) outs(%f614 : tensor<1024xf32>) dimensions = [1]
+      (%in616: f32, %acc617: f32) {
+        %s618 = arith.addf %in616, %acc617 : f32
+        linalg.yield %s618 : f32
       }
-    %v620 = arith.mulf %v127, %v127  : tensor<1024xf32>
-    %v621 = arith.mulf %v127, %v620  : tensor<1024xf32>
-    %v622 = arith.mulf %red616, %v621  : tensor<1024xf32>
-    %cst623 = arith.constant dense<-5.000000000e-01> : tensor<1024xf32>
-    %v624 = arith.mulf %v622, %cst623  : tensor<1024xf32>
-    %cst625 = arith.constant dense<1.953125000e-03> : tensor<1024xf32>
-    %v626 = arith.mulf %v624, %cst625  : tensor<1024xf32>
-    %e627 = tensor.empty() : tensor<1024x512xf32>
-    %b628 = linalg.broadcast ins(%v626 : tensor<1024xf32>) outs(%e627 : tensor<1024x512xf32>) dimensions = [1]
-    %v629 = arith.mulf %b628, %v114  : tensor<1024x512xf32>
-    %v630 = arith.mulf %b628, %v114  : tensor<1024x512xf32>
-    %v631 = arith.addf %v611, %v629  : tensor<1024x512xf32>
-    %v632 = arith.addf %v631, %v630  : tensor<1024x512xf32>
-    %v633 = arith.negf %v632 : tensor<1024x512xf32>
-    %v634 = arith.addf %sl567, %v632  : tensor<1024x512xf32>
-    %e635 = tensor.empty() : tensor<1024xf32>
-    %c636 = arith.constant 0.000000000e+00 : f32
-    %f637 = linalg.fill ins(%c636 : f32) outs(%e635 : tensor<1024xf32>) -> tensor<1024xf32>
-    %red638 = linalg.reduce ins(%v633 : tensor<1024x512xf32>) outs(%f637 : tensor<1024xf32>) dimensions = [1]
-      (%in639: f32, %acc640: f32) {
-        %s641 = arith.addf %in639, %acc640 : f32
-        linalg.yield %s641 : f32
+    %v619 = arith.mulf %v127, %v127  : tensor<1024xf32>
+    %v620 = arith.mulf %v127, %v619  : tensor<1024xf32>
+    %v621 = arith.mulf %red615, %v620  : tensor<1024xf32>
+    %cst622 = arith.constant dense<-5.000000000e-01> : tensor<1024xf32>
+    %v623 = arith.mulf %v621, %cst622  : tensor<1024xf32>
+    %cst624 = arith.constant dense<1.953125000e-03> : tensor<1024xf32>
+    %v625 = arith.mulf %v623, %cst624  : tensor<1024xf32>
+    %e626 = tensor.empty() : tensor<1024x512xf32>
+    %b627 = linalg.broadcast ins(%v625 : tensor<1024xf32>) outs(%e626 : tensor<1024x512xf32>) dimensions = [1]
+    %v628 = arith.mulf %b627, %v114  : tensor<1024x512xf32>
+    %v629 = arith.addf %v610, %v628  : tensor<1024x512xf32>
+    %v630 = arith.mulf %b627, %v114  : tensor<1024x512xf32>
+    %v631 = arith.addf %v629, %v630  : tensor<1024x512xf32>
+    %v632 = arith.addf %sl566, %v631  : tensor<1024x512xf32>
+    %v633 = arith.negf %v631 : tensor<1024x512xf32>
+    %e634 = tensor.empty() : tensor<1024xf32>
+    %c635 = arith.constant 0.000000000e+00 : f32
+    %f636 = linalg.fill ins(%c635 : f32) outs(%e634 : tensor<1024xf32>) -> tensor<1024xf32>
+    %red637 = linalg.reduce ins(%v633 : tensor<1024x512xf32>) outs(%f636 : tensor<1024xf32>) dimensions = [1]
+      (%in638: f32, %acc639: f32) {
+        %s640 = arith.addf %in638, %acc639 : f32
+        linalg.yield %s640 : f32
       }
-    %cst642 = arith.constant dense<1.953125000e-03> : tensor<1024xf32>
-    %v643 = arith.mulf %red638, %cst642  : tensor<1024xf32>
-    %e644 = tensor.empty() : tensor<1024x512xf32>
-    %b645 = linalg.broadcast ins(%v643 : tensor<1024xf32>) outs(%e644 : tensor<1024x512xf32>) dimensions = [1]
-    %v646 = arith.addf %v634, %b645  : tensor<1024x512xf32>
-    %sl647 = tensor.extract_slice %v646[0, 0] [1024, 384] [1, 1] : tensor<1024x512xf32> to tensor<1024x384xf32>
-    %sl648 = tensor.extract_slice %v646[0, 384] [1024, 128] [1, 1] : tensor<1024x512xf32> to tensor<1024x128xf32>
-    %cst649 = arith.constant dense<1.111111111e+00> : tensor<1024x128xf32>
-    %v650 = arith.mulf %sl648, %cst649  : tensor<1024x128xf32>
-    %cst651 = arith.constant dense<0.000000000e+00> : tensor<1024x128xf32>
-    %v652 = arith.select %m97, %v650, %cst651 : tensor<1024x128xi1>, tensor<1024x128xf32>
-    %e653 = tensor.empty() : tensor<128xf32>
-    %c654 = arith.constant 0.000000000e+00 : f32
-    %f655 = linalg.fill ins(%c654 : f32) outs(%e653 : tensor<128xf32>) -> tensor<128xf32>
-    %red656 = linalg.reduce ins(%v652 : tensor<1024x128xf32>) outs(%f655 : tensor<128xf32>) dimensions = [0]
-      (%in657: f32, %acc658: f32) {
-        %s659 = arith.addf %in657, %acc658 : f32
-        linalg.yield %s659 : f32
+    %cst641 = arith.constant dense<1.953125000e-03> : tensor<1024xf32>
+    %v642 = arith.mulf %red637, %cst641  : tensor<1024xf32>
+    %e643 = tensor.empty() : tensor<1024x512xf32>
+    %b644 = linalg.broadcast ins(%v642 : tensor<1024xf32>) outs(%e643 : tensor<1024x512xf32>) dimensions = [1]
+    %v645 = arith.addf %v632, %b644  : tensor<1024x512xf32>
+    %sl646 = tensor.extract_slice %v645[0, 0] [1024, 384] [1, 1] : tensor<1024x512xf32> to tensor<1024x384xf32>
+    %sl647 = tensor.extract_slice %v645[0, 384] [1024, 128] [1, 1] : tensor<1024x512xf32> to tensor<1024x128xf32>
+    %cst648 = arith.constant dense<1.111111111e+00> : tensor<1024x128xf32>
+    %v649 = arith.mulf %sl647, %cst648  : tensor<1024x128xf32>
+    %cst650 = arith.constant dense<0.000000000e+00> : tensor<1024x128xf32>
+    %v651 = arith.select %m97, %v649, %cst650 : tensor<1024x128xi1>, tensor<1024x128xf32>
+    %e652 = tensor.empty() : tensor<128xf32>
+    %c653 = arith.constant 0.000000000e+00 : f32
+    %f654 = linalg.fill ins(%c653 : f32) outs(%e652 : tensor<128xf32>) -> tensor<128xf32>
+    %red655 = linalg.reduce ins(%v651 : tensor<1024x128xf32>) outs(%f654 : tensor<128xf32>) dimensions = [0]
+      (%in656: f32, %acc657: f32) {
+        %s658 = arith.addf %in656, %acc657 : f32
+        linalg.yield %s658 : f32
       }
-    %e660 = tensor.empty() : tensor<128x384xf32>
-    %t661 = linalg.transpose ins(%w1 : tensor<384x128xf32>) outs(%e660 : tensor<128x384xf32>) permutation = [1, 0]
-    %e662 = tensor.empty() : tensor<1024x384xf32>
-    %c663 = arith.constant 0.000000000e+00 : f32
-    %f664 = linalg.fill ins(%c663 : f32) outs(%e662 : tensor<1024x384xf32>) -> tensor<1024x384xf32>
-    %mm665 = linalg.matmul ins(%v652, %t661 : tensor<1024x128xf32>, tensor<128x384xf32>) outs(%f664 : tensor<1024x384xf32>) -> tensor<1024x384xf32>
-    %e666 = tensor.empty() : tensor<384x1024xf32>
-    %t667 = linalg.transpose ins(%v87 : tensor<1024x384xf32>) outs(%e666 : tensor<384x1024xf32>) permutation = [1, 0]
-    %e668 = tensor.empty() : tensor<384x128xf32>
-    %c669 = arith.constant 0.000000000e+00 : f32
-    %f670 = linalg.fill ins(%c669 : f32) outs(%e668 : tensor<384x128xf32>) -> tensor<384x128xf32>
-    %mm671 = linalg.matmul ins(%t667, %v652 : tensor<384x1024xf32>, tensor<1024x128xf32>) outs(%f670 : tensor<384x128xf32>) -> tensor<384x128xf32>
-    %cst672 = arith.constant dense<0.000000000e+00> : tensor<1024x384xf32>
-    %m673 = arith.cmpf ogt, %v85, %cst672  : tensor<1024x384xf32>
-    %v674 = arith.select %m673, %mm665, %cst672 : tensor<1024x384xi1>, tensor<1024x384xf32>
-    %e675 = tensor.empty() : tensor<384xf32>
-    %c676 = arith.constant 0.000000000e+00 : f32
-    %f677 = linalg.fill ins(%c676 : f32) outs(%e675 : tensor<384xf32>) -> tensor<384xf32>
-    %red678 = linalg.reduce ins(%v674 : tensor<1024x384xf32>) outs(%f677 : tensor<384xf32>) dimensions = [0]
-      (%in679: f32, %acc680: f32) {
-        %s681 = arith.addf %in679, %acc680 : f32
-        linalg.yield %s681 : f32
+    %e659 = tensor.empty() : tensor<128x384xf32>
+    %t660 = linalg.transpose ins(%w1 : tensor<384x128xf32>) outs(%e659 : tensor<128x384xf32>) permutation = [1, 0]
+    %e661 = tensor.empty() : tensor<1024x384xf32>
+    %c662 = arith.constant 0.000000000e+00 : f32
+    %f663 = linalg.fill ins(%c662 : f32) outs(%e661 : tensor<1024x384xf32>) -> tensor<1024x384xf32>
+    %mm664 = linalg.matmul ins(%v651, %t660 : tensor<1024x128xf32>, tensor<128x384xf32>) outs(%f663 : tensor<1024x384xf32>) -> tensor<1024x384xf32>
+    %e665 = tensor.empty() : tensor<384x1024xf32>
+    %t666 = linalg.transpose ins(%v87 : tensor<1024x384xf32>) outs(%e665 : tensor<384x1024xf32>) permutation = [1, 0]
+    %e667 = tensor.empty() : tensor<384x128xf32>
+    %c668 = arith.constant 0.000000000e+00 : f32
+    %f669 = linalg.fill ins(%c668 : f32) outs(%e667 : tensor<384x128xf32>) -> tensor<384x128xf32>
+    %mm670 = linalg.matmul ins(%t666, %v651 : tensor<384x1024xf32>, tensor<1024x128xf32>) outs(%f669 : tensor<384x128xf32>) -> tensor<384x128xf32>
+    %cst671 = arith.constant dense<0.000000000e+00> : tensor<1024x384xf32>
+    %m672 = arith.cmpf ogt, %v85, %cst671  : tensor<1024x384xf32>
+    %v673 = arith.select %m672, %mm664, %cst671 : tensor<1024x384xi1>, tensor<1024x384xf32>
+    %e674 = tensor.empty() : tensor<384xf32>
+    %c675 = arith.constant 0.000000000e+00 : f32
+    %f676 = linalg.fill ins(%c675 : f32) outs(%e674 : tensor<384xf32>) -> tensor<384xf32>
+    %red677 = linalg.reduce ins(%v673 : tensor<1024x384xf32>) outs(%f676 : tensor<384xf32>) dimensions = [0]
+      (%in678: f32, %acc679: f32) {
+        %s680 = arith.addf %in678, %acc679 : f32
+        linalg.yield %s680 : f32
       }
-    %v682 = arith.mulf %v674, %b81  : tensor<1024x384xf32>
-    %v683 = arith.mulf %v674, %v79  : tensor<1024x384xf32>
-    %e684 = tensor.empty() : tensor<384xf32>
-    %c685 = arith.constant 0.000000000e+00 : f32
-    %f686 = linalg.fill ins(%c685 : f32) outs(%e684 : tensor<384xf32>) -> tensor<384xf32>
-    %red687 = linalg.reduce ins(%v683 : tensor<1024x384xf32>) outs(%f686 : tensor<384xf32>) dimensions = [0]
-      (%in688: f32, %acc689: f32) {
-        %s690 = arith.addf %in688, %acc689 : f32
-        linalg.yield %s690 : f32
+    %v681 = arith.mulf %v673, %b81  : tensor<1024x384xf32>
+    %v682 = arith.mulf %v673, %v79  : tensor<1024x384xf32>
+    %e683 = tensor.empty() : tensor<384xf32>
+    %c684 = arith.constant 0.000000000e+00 : f32
+    %f685 = linalg.fill ins(%c684 : f32) outs(%e683 : tensor<384xf32>) -> tensor<384xf32>
+    %red686 = linalg.reduce ins(%v682 : tensor<1024x384xf32>) outs(%f685 : tensor<384xf32>) dimensions = [0]
+      (%in687: f32, %acc688: f32) {
+        %s689 = arith.addf %in687, %acc688 : f32
+        linalg.yield %s689 : f32
       }
-    %v691 = arith.mulf %v682, %b78  : tensor<1024x384xf32>
-    %v692 = arith.mulf %v682, %v63  : tensor<1024x384xf32>
-    %e693 = tensor.empty() : tensor<1024xf32>
-    %c694 = arith.constant 0.000000000e+00 : f32
-    %f695 = linalg.fill ins(%c694 : f32) outs(%e693 : tensor<1024xf32>) -> tensor<1024xf32>
-    %red696 = linalg.reduce ins(%v692 : tensor<1024x384xf32>) outs(%f695 : tensor<1024xf32>) dimensions = [1]
-      (%in697: f32, %acc698: f32) {
-        %s699 = arith.addf %in697, %acc698 : f32
-        linalg.yield %s699 : f32
+    %v690 = arith.mulf %v681, %b78  : tensor<1024x384xf32>
+    %v691 = arith.mulf %v681, %v63  : tensor<1024x384xf32>
+    %e692 = tensor.empty() : tensor<1024xf32>
+    %c693 = arith.constant 0.000000000e+00 : f32
+    %f694 = linalg.fill ins(%c693 : f32) outs(%e692 : tensor<1024xf32>) -> tensor<1024xf32>
+    %red695 = linalg.reduce ins(%v691 : tensor<1024x384xf32>) outs(%f694 : tensor<1024xf32>) dimensions = [1]
+      (%in696: f32, %acc697: f32) {
+        %s698 = arith.addf %in696, %acc697 : f32
+        linalg.yield %s698 : f32
       }
-    %v700 = arith.mulf %v76, %v76  : tensor<1024xf32>
-    %v701 = arith.mulf %v76, %v700  : tensor<1024xf32>
-    %v702 = arith.mulf %red696, %v701  : tensor<1024xf32>
-    %cst703 = arith.constant dense<-5.000000000e-01> : tensor<1024xf32>
-    %v704 = arith.mulf %v702, %cst703  : tensor<1024xf32>
-    %cst705 = arith.constant dense<2.604166667e-03> : tensor<1024xf32>
-    %v706 = arith.mulf %v704, %cst705  : tensor<1024xf32>
-    %e707 = tensor.empty() : tensor<1024x384xf32>
-    %b708 = linalg.broadcast ins(%v706 : tensor<1024xf32>) outs(%e707 : tensor<1024x384xf32>) dimensions = [1]
-    %v709 = arith.mulf %b708, %v63  : tensor<1024x384xf32>
-    %v710 = arith.mulf %b708, %v63  : tensor<1024x384xf32>
-    %v711 = arith.addf %v691, %v709  : tensor<1024x384xf32>
-    %v712 = arith.addf %v711, %v710  : tensor<1024x384xf32>
-    %v713 = arith.negf %v712 : tensor<1024x384xf32>
-    %v714 = arith.addf %sl647, %v712  : tensor<1024x384xf32>
-    %e715 = tensor.empty() : tensor<1024xf32>
-    %c716 = arith.constant 0.000000000e+00 : f32
-    %f717 = linalg.fill ins(%c716 : f32) outs(%e715 : tensor<1024xf32>) -> tensor<1024xf32>
-    %red718 = linalg.reduce ins(%v713 : tensor<1024x384xf32>) outs(%f717 : tensor<1024xf32>) dimensions = [1]
-      (%in719: f32, %acc720: f32) {
-        %s721 = arith.addf %in719, %acc720 : f32
-        linalg.yield %s721 : f32
+    %v699 = arith.mulf %v76, %v76  : tensor<1024xf32>
+    %v700 = arith.mulf %v76, %v699  : tensor<1024xf32>
+    %v701 = arith.mulf %red695, %v700  : tensor<1024xf32>
+    %cst702 = arith.constant dense<-5.000000000e-01> : tensor<1024xf32>
+    %v703 = arith.mulf %v701, %cst702  : tensor<1024xf32>
+    %cst704 = arith.constant dense<2.604166667e-03> : tensor<1024xf32>
+    %v705 = arith.mulf %v703, %cst704  : tensor<1024xf32>
+    %e706 = tensor.empty() : tensor<1024x384xf32>
+    %b707 = linalg.broadcast ins(%v705 : tensor<1024xf32>) outs(%e706 : tensor<1024x384xf32>) dimensions = [1]
+    %v708 = arith.mulf %b707, %v63  : tensor<1024x384xf32>
+    %v709 = arith.addf %v690, %v708  : tensor<1024x384xf32>
+    %v710 = arith.mulf %b707, %v63  : tensor<1024x384xf32>
+    %v711 = arith.addf %v709, %v710  : tensor<1024x384xf32>
+    %v712 = arith.addf %sl646, %v711  : tensor<1024x384xf32>
+    %v713 = arith.negf %v711 : tensor<1024x384xf32>
+    %e714 = tensor.empty() : tensor<1024xf32>
+    %c715 = arith.constant 0.000000000e+00 : f32
+    %f716 = linalg.fill ins(%c715 : f32) outs(%e714 : tensor<1024xf32>) -> tensor<1024xf32>
+    %red717 = linalg.reduce ins(%v713 : tensor<1024x384xf32>) outs(%f716 : tensor<1024xf32>) dimensions = [1]
+      (%in718: f32, %acc719: f32) {
+        %s720 = arith.addf %in718, %acc719 : f32
+        linalg.yield %s720 : f32
       }
-    %cst722 = arith.constant dense<2.604166667e-03> : tensor<1024xf32>
-    %v723 = arith.mulf %red718, %cst722  : tensor<1024xf32>
-    %e724 = tensor.empty() : tensor<1024x384xf32>
-    %b725 = linalg.broadcast ins(%v723 : tensor<1024xf32>) outs(%e724 : tensor<1024x384xf32>) dimensions = [1]
-    %v726 = arith.addf %v714, %b725  : tensor<1024x384xf32>
-    %sl727 = tensor.extract_slice %v726[0, 0] [1024, 256] [1, 1] : tensor<1024x384xf32> to tensor<1024x256xf32>
-    %sl728 = tensor.extract_slice %v726[0, 256] [1024, 128] [1, 1] : tensor<1024x384xf32> to tensor<1024x128xf32>
-    %cst729 = arith.constant dense<1.111111111e+00> : tensor<1024x128xf32>
-    %v730 = arith.mulf %sl728, %cst729  : tensor<1024x128xf32>
-    %cst731 = arith.constant dense<0.000000000e+00> : tensor<1024x128xf32>
-    %v732 = arith.select %m46, %v730, %cst731 : tensor<1024x128xi1>, tensor<1024x128xf32>
-    %e733 = tensor.empty() : tensor<128xf32>
-    %c734 = arith.constant 0.000000000e+00 : f32
-    %f735 = linalg.fill ins(%c734 : f32) outs(%e733 : tensor<128xf32>) -> tensor<128xf32>
-    %red736 = linalg.reduce ins(%v732 : tensor<1024x128xf32>) outs(%f735 : tensor<128xf32>) dimensions = [0]
-      (%in737: f32, %acc738: f32) {
-        %s739 = arith.addf %in737, %acc738 : f32
-        linalg.yield %s739 : f32
+    %cst721 = arith.constant dense<2.604166667e-03> : tensor<1024xf32>
+    %v722 = arith.mulf %red717, %cst721  : tensor<1024xf32>
+    %e723 = tensor.empty() : tensor<1024x384xf32>
+    %b724 = linalg.broadcast ins(%v722 : tensor<1024xf32>) outs(%e723 : tensor<1024x384xf32>) dimensions = [1]
+    %v725 = arith.addf %v712, %b724  : tensor<1024x384xf32>
+    %sl726 = tensor.extract_slice %v725[0, 256] [1024, 128] [1, 1] : tensor<1024x384xf32> to tensor<1024x128xf32>
+    %cst727 = arith.constant dense<1.111111111e+00> : tensor<1024x128xf32>
+    %v728 = arith.mulf %sl726, %cst727  : tensor<1024x128xf32>
+    %cst729 = arith.constant dense<0.000000000e+00> : tensor<1024x128xf32>
+    %v730 = arith.select %m46, %v728, %cst729 : tensor<1024x128xi1>, tensor<1024x128xf32>
+    %e731 = tensor.empty() : tensor<128xf32>
+    %c732 = arith.constant 0.000000000e+00 : f32
+    %f733 = linalg.fill ins(%c732 : f32) outs(%e731 : tensor<128xf32>) -> tensor<128xf32>
+    %red734 = linalg.reduce ins(%v730 : tensor<1024x128xf32>) outs(%f733 : tensor<128xf32>) dimensions = [0]
+      (%in735: f32, %acc736: f32) {
+        %s737 = arith.addf %in735, %acc736 : f32
+        linalg.yield %s737 : f32
       }
-    %e740 = tensor.empty() : tensor<128x256xf32>
-    %t741 = linalg.transpose ins(%w0 : tensor<256x128xf32>) outs(%e740 : tensor<128x256xf32>) permutation = [1, 0]
-    %e742 = tensor.empty() : tensor<1024x256xf32>
-    %c743 = arith.constant 0.000000000e+00 : f32
-    %f744 = linalg.fill ins(%c743 : f32) outs(%e742 : tensor<1024x256xf32>) -> tensor<1024x256xf32>
-    %mm745 = linalg.matmul ins(%v732, %t741 : tensor<1024x128xf32>, tensor<128x256xf32>) outs(%f744 : tensor<1024x256xf32>) -> tensor<1024x256xf32>
-    %e746 = tensor.empty() : tensor<256x1024xf32>
-    %t747 = linalg.transpose ins(%v36 : tensor<1024x256xf32>) outs(%e746 : tensor<256x1024xf32>) permutation = [1, 0]
-    %e748 = tensor.empty() : tensor<256x128xf32>
-    %c749 = arith.constant 0.000000000e+00 : f32
-    %f750 = linalg.fill ins(%c749 : f32) outs(%e748 : tensor<256x128xf32>) -> tensor<256x128xf32>
-    %mm751 = linalg.matmul ins(%t747, %v732 : tensor<256x1024xf32>, tensor<1024x128xf32>) outs(%f750 : tensor<256x128xf32>) -> tensor<256x128xf32>
-    %cst752 = arith.constant dense<0.000000000e+00> : tensor<1024x256xf32>
-    %m753 = arith.cmpf ogt, %v34, %cst752  : tensor<1024x256xf32>
-    %v754 = arith.select %m753, %mm745, %cst752 : tensor<1024x256xi1>, tensor<1024x256xf32>
-    %e755 = tensor.empty() : tensor<256xf32>
-    %c756 = arith.constant 0.000000000e+00 : f32
-    %f757 = linalg.fill ins(%c756 : f32) outs(%e755 : tensor<256xf32>) -> tensor<256xf32>
-    %red758 = linalg.reduce ins(%v754 : tensor<1024x256xf32>) outs(%f757 : tensor<256xf32>) dimensions = [0]
-      (%in759: f32, %acc760: f32) {
-        %s761 = arith.addf %in759, %acc760 : f32
-        linalg.yield %s761 : f32
+    %e738 = tensor.empty() : tensor<128x256xf32>
+    %t739 = linalg.transpose ins(%w0 : tensor<256x128xf32>) outs(%e738 : tensor<128x256xf32>) permutation = [1, 0]
+    %e740 = tensor.empty() : tensor<1024x256xf32>
+    %c741 = arith.constant 0.000000000e+00 : f32
+    %f742 = linalg.fill ins(%c741 : f32) outs(%e740 : tensor<1024x256xf32>) -> tensor<1024x256xf32>
+    %mm743 = linalg.matmul ins(%v730, %t739 : tensor<1024x128xf32>, tensor<128x256xf32>) outs(%f742 : tensor<1024x256xf32>) -> tensor<1024x256xf32>
+    %e744 = tensor.empty() : tensor<256x1024xf32>
+    %t745 = linalg.transpose ins(%v36 : tensor<1024x256xf32>) outs(%e744 : tensor<256x1024xf32>) permutation = [1, 0]
+    %e746 = tensor.empty() : tensor<256x128xf32>
+    %c747 = arith.constant 0.000000000e+00 : f32
+    %f748 = linalg.fill ins(%c747 : f32) outs(%e746 : tensor<256x128xf32>) -> tensor<256x128xf32>
+    %mm749 = linalg.matmul ins(%t745, %v730 : tensor<256x1024xf32>, tensor<1024x128xf32>) outs(%f748 : tensor<256x128xf32>) -> tensor<256x128xf32>
+    %cst750 = arith.constant dense<0.000000000e+00> : tensor<1024x256xf32>
+    %m751 = arith.cmpf ogt, %v34, %cst750  : tensor<1024x256xf32>
+    %v752 = arith.select %m751, %mm743, %cst750 : tensor<1024x256xi1>, tensor<1024x256xf32>
+    %e753 = tensor.empty() : tensor<256xf32>
+    %c754 = arith.constant 0.000000000e+00 : f32
+    %f755 = linalg.fill ins(%c754 : f32) outs(%e753 : tensor<256xf32>) -> tensor<256xf32>
+    %red756 = linalg.reduce ins(%v752 : tensor<1024x256xf32>) outs(%f755 : tensor<256xf32>) dimensions = [0]
+      (%in757: f32, %acc758: f32) {
+        %s759 = arith.addf %in757, %acc758 : f32
+        linalg.yield %s759 : f32
       }
-    %v762 = arith.mulf %v754, %b30  : tensor<1024x256xf32>
-    %v763 = arith.mulf %v754, %v28  : tensor<1024x256xf32>
-    %e764 = tensor.empty() : tensor<256xf32>
-    %c765 = arith.constant 0.000000000e+00 : f32
-    %f766 = linalg.fill ins(%c765 : f32) outs(%e764 : tensor<256xf32>) -> tensor<256xf32>
-    %red767 = linalg.reduce ins(%v763 : tensor<1024x256xf32>) outs(%f766 : tensor<256xf32>) dimensions = [0]
-      (%in768: f32, %acc769: f32) {
-        %s770 = arith.addf %in768, %acc769 : f32
-        linalg.yield %s770 : f32
+    %v760 = arith.mulf %v752, %v28  : tensor<1024x256xf32>
+    %e761 = tensor.empty() : tensor<256xf32>
+    %c762 = arith.constant 0.000000000e+00 : f32
+    %f763 = linalg.fill ins(%c762 : f32) outs(%e761 : tensor<256xf32>) -> tensor<256xf32>
+    %red764 = linalg.reduce ins(%v760 : tensor<1024x256xf32>) outs(%f763 : tensor<256xf32>) dimensions = [0]
+      (%in765: f32, %acc766: f32) {
+        %s767 = arith.addf %in765, %acc766 : f32
+        linalg.yield %s767 : f32
       }
-    %v771 = arith.mulf %v762, %b27  : tensor<1024x256xf32>
-    %v772 = arith.mulf %v762, %v12  : tensor<1024x256xf32>
-    %e773 = tensor.empty() : tensor<1024xf32>
-    %c774 = arith.constant 0.000000000e+00 : f32
-    %f775 = linalg.fill ins(%c774 : f32) outs(%e773 : tensor<1024xf32>) -> tensor<1024xf32>
-    %red776 = linalg.reduce ins(%v772 : tensor<1024x256xf32>) outs(%f775 : tensor<1024xf32>) dimensions = [1]
-      (%in777: f32, %acc778: f32) {
-        %s779 = arith.addf %in777, %acc778 : f32
-        linalg.yield %s779 : f32
-      }
-    %v780 = arith.mulf %v25, %v25  : tensor<1024xf32>
-    %v781 = arith.mulf %v25, %v780  : tensor<1024xf32>
-    %v782 = arith.mulf %red776, %v781  : tensor<1024xf32>
-    %cst783 = arith.constant dense<-5.000000000e-01> : tensor<1024xf32>
-    %v784 = arith.mulf %v782, %cst783  : tensor<1024xf32>
-    %cst785 = arith.constant dense<3.906250000e-03> : tensor<1024xf32>
-    %v786 = arith.mulf %v784, %cst785  : tensor<1024xf32>
-    %e787 = tensor.empty() : tensor<1024x256xf32>
-    %b788 = linalg.broadcast ins(%v786 : tensor<1024xf32>) outs(%e787 : tensor<1024x256xf32>) dimensions = [1]
-    %v789 = arith.mulf %b788, %v12  : tensor<1024x256xf32>
-    %v790 = arith.mulf %b788, %v12  : tensor<1024x256xf32>
-    %v791 = arith.addf %v771, %v789  : tensor<1024x256xf32>
-    %v792 = arith.addf %v791, %v790  : tensor<1024x256xf32>
-    %v793 = arith.negf %v792 : tensor<1024x256xf32>
-    %v794 = arith.addf %sl727, %v792  : tensor<1024x256xf32>
-    %e795 = tensor.empty() : tensor<1024xf32>
-    %c796 = arith.constant 0.000000000e+00 : f32
-    %f797 = linalg.fill ins(%c796 : f32) outs(%e795 : tensor<1024xf32>) -> tensor<1024xf32>
-    %red798 = linalg.reduce ins(%v793 : tensor<1024x256xf32>) outs(%f797 : tensor<1024xf32>) dimensions = [1]
-      (%in799: f32, %acc800: f32) {
-        %s801 = arith.addf %in799, %acc800 : f32
-        linalg.yield %s801 : f32
-      }
-    %cst802 = arith.constant dense<3.906250000e-03> : tensor<1024xf32>
-    %v803 = arith.mulf %red798, %cst802  : tensor<1024xf32>
-    %e804 = tensor.empty() : tensor<1024x256xf32>
-    %b805 = linalg.broadcast ins(%v803 : tensor<1024xf32>) outs(%e804 : tensor<1024x256xf32>) dimensions = [1]
-    %v806 = arith.addf %v794, %b805  : tensor<1024x256xf32>
-    remat.yield %red767, %red758, %mm751, %red736, %red687, %red678, %mm671, %red656, %red607, %red598, %mm591, %red576, %red527, %red518, %mm511, %red496, %red447, %red438, %mm431, %red416, %red367, %red358, %mm351, %red336 : tensor<256xf32>, tensor<256xf32>, tensor<256x128xf32>, tensor<128xf32>, tensor<384xf32>, tensor<384xf32>, tensor<384x128xf32>, tensor<128xf32>, tensor<512xf32>, tensor<512xf32>, tensor<512x128xf32>, tensor<128xf32>, tensor<640xf32>, tensor<640xf32>, tensor<640x128xf32>, tensor<128xf32>, tensor<768xf32>, tensor<768xf32>, tensor<768x128xf32>, tensor<128xf32>, tensor<896xf32>, tensor<896xf32>, tensor<896x128xf32>, tensor<128xf32>
+    remat.yield %red764, %red756, %mm749, %red734, %red686, %red677, %mm670, %red655, %red606, %red597, %mm590, %red575, %red526, %red517, %mm510, %red495, %red446, %red437, %mm430, %red415, %red366, %red357, %mm350, %red335 : tensor<256xf32>, tensor<256xf32>, tensor<256x128xf32>, tensor<128xf32>, tensor<384xf32>, tensor<384xf32>, tensor<384x128xf32>, tensor<128xf32>, tensor<512xf32>, tensor<512xf32>, tensor<512x128xf32>, tensor<128xf32>, tensor<640xf32>, tensor<640xf32>, tensor<640x128xf32>, tensor<128xf32>, tensor<768xf32>, tensor<768xf32>, tensor<768x128xf32>, tensor<128xf32>, tensor<896xf32>, tensor<896xf32>, tensor<896x128xf32>, tensor<128xf32>
   } : tensor<256xf32>, tensor<256xf32>, tensor<256x128xf32>, tensor<128xf32>, tensor<384xf32>, tensor<384xf32>, tensor<384x128xf32>, tensor<128xf32>, tensor<512xf32>, tensor<512xf32>, tensor<512x128xf32>, tensor<128xf32>, tensor<640xf32>, tensor<640xf32>, tensor<640x128xf32>, tensor<128xf32>, tensor<768xf32>, tensor<768xf32>, tensor<768x128xf32>, tensor<128xf32>, tensor<896xf32>, tensor<896xf32>, tensor<896x128xf32>, tensor<128xf32>
   return %v317, %grads#0, %grads#1, %grads#2, %grads#3, %grads#4, %grads#5, %grads#6, %grads#7, %grads#8, %grads#9, %grads#10, %grads#11, %grads#12, %grads#13, %grads#14, %grads#15, %grads#16, %grads#17, %grads#18, %grads#19, %grads#20, %grads#21, %grads#22, %grads#23 : tensor<f32>, tensor<256xf32>, tensor<256xf32>, tensor<256x128xf32>, tensor<128xf32>, tensor<384xf32>, tensor<384xf32>, tensor<384x128xf32>, tensor<128xf32>, tensor<512xf32>, tensor<512xf32>, tensor<512x128xf32>, tensor<128xf32>, tensor<640xf32>, tensor<640xf32>, tensor<640x128xf32>, tensor<128xf32>, tensor<768xf32>, tensor<768xf32>, tensor<768x128xf32>, tensor<128xf32>, tensor<896xf32>, tensor<896xf32>, tensor<896x128xf32>, tensor<128xf32>
 }

@@ -79,112 +79,105 @@ func.func @step(%x: tensor<4096x512xf32>, %target: tensor<4096x256xf32>, %w0: te
     %v69 = arith.mulf %b68, %v53  : tensor<4096x256xf32>
     %v70 = arith.mulf %b68, %v53  : tensor<4096x256xf32>
     %v71 = arith.addf %v69, %v70  : tensor<4096x256xf32>
-    %v72 = arith.negf %v71 : tensor<4096x256xf32>
-    %e73 = tensor.empty() : tensor<256xf32>
-    %c74 = arith.constant 0.000000000e+00 : f32
-    %f75 = linalg.fill ins(%c74 : f32) outs(%e73 : tensor<256xf32>) -> tensor<256xf32>
-    %red76 = linalg.reduce ins(%v71 : tensor<4096x256xf32>) outs(%f75 : tensor<256xf32>) dimensions = [0]
-      (%in77: f32, %acc78: f32) {
-        %s79 = arith.addf %in77, %acc78 : f32
-        linalg.yield %s79 : f32
+    %e72 = tensor.empty() : tensor<256xf32>
+    %c73 = arith.constant 0.000000000e+00 : f32
+    %f74 = linalg.fill ins(%c73 : f32) outs(%e72 : tensor<256xf32>) -> tensor<256xf32>
+    %red75 = linalg.reduce ins(%v71 : tensor<4096x256xf32>) outs(%f74 : tensor<256xf32>) dimensions = [0]
+      (%in76: f32, %acc77: f32) {
+        %s78 = arith.addf %in76, %acc77 : f32
+        linalg.yield %s78 : f32
       }
-    %e80 = tensor.empty() : tensor<256x512xf32>
-    %t81 = linalg.transpose ins(%w3 : tensor<512x256xf32>) outs(%e80 : tensor<256x512xf32>) permutation = [1, 0]
-    %e82 = tensor.empty() : tensor<4096x512xf32>
-    %c83 = arith.constant 0.000000000e+00 : f32
-    %f84 = linalg.fill ins(%c83 : f32) outs(%e82 : tensor<4096x512xf32>) -> tensor<4096x512xf32>
-    %mm85 = linalg.matmul ins(%v71, %t81 : tensor<4096x256xf32>, tensor<256x512xf32>) outs(%f84 : tensor<4096x512xf32>) -> tensor<4096x512xf32>
-    %e86 = tensor.empty() : tensor<512x4096xf32>
-    %t87 = linalg.transpose ins(%v45 : tensor<4096x512xf32>) outs(%e86 : tensor<512x4096xf32>) permutation = [1, 0]
-    %e88 = tensor.empty() : tensor<512x256xf32>
-    %c89 = arith.constant 0.000000000e+00 : f32
-    %f90 = linalg.fill ins(%c89 : f32) outs(%e88 : tensor<512x256xf32>) -> tensor<512x256xf32>
-    %mm91 = linalg.matmul ins(%t87, %v71 : tensor<512x4096xf32>, tensor<4096x256xf32>) outs(%f90 : tensor<512x256xf32>) -> tensor<512x256xf32>
-    %cst92 = arith.constant dense<1.111111111e+00> : tensor<4096x512xf32>
-    %v93 = arith.mulf %mm85, %cst92  : tensor<4096x512xf32>
-    %cst94 = arith.constant dense<0.000000000e+00> : tensor<4096x512xf32>
-    %v95 = arith.select %m41, %v93, %cst94 : tensor<4096x512xi1>, tensor<4096x512xf32>
-    %cst96 = arith.constant dense<1.000000000e+00> : tensor<4096x512xf32>
-    %v97 = arith.mulf %v38, %v38  : tensor<4096x512xf32>
-    %v98 = arith.subf %cst96, %v97  : tensor<4096x512xf32>
-    %v99 = arith.mulf %v95, %v98  : tensor<4096x512xf32>
-    %e100 = tensor.empty() : tensor<512xf32>
-    %c101 = arith.constant 0.000000000e+00 : f32
-    %f102 = linalg.fill ins(%c101 : f32) outs(%e100 : tensor<512xf32>) -> tensor<512xf32>
-    %red103 = linalg.reduce ins(%v99 : tensor<4096x512xf32>) outs(%f102 : tensor<512xf32>) dimensions = [0]
-      (%in104: f32, %acc105: f32) {
-        %s106 = arith.addf %in104, %acc105 : f32
-        linalg.yield %s106 : f32
+    %e79 = tensor.empty() : tensor<256x512xf32>
+    %t80 = linalg.transpose ins(%w3 : tensor<512x256xf32>) outs(%e79 : tensor<256x512xf32>) permutation = [1, 0]
+    %e81 = tensor.empty() : tensor<4096x512xf32>
+    %c82 = arith.constant 0.000000000e+00 : f32
+    %f83 = linalg.fill ins(%c82 : f32) outs(%e81 : tensor<4096x512xf32>) -> tensor<4096x512xf32>
+    %mm84 = linalg.matmul ins(%v71, %t80 : tensor<4096x256xf32>, tensor<256x512xf32>) outs(%f83 : tensor<4096x512xf32>) -> tensor<4096x512xf32>
+    %e85 = tensor.empty() : tensor<512x4096xf32>
+    %t86 = linalg.transpose ins(%v45 : tensor<4096x512xf32>) outs(%e85 : tensor<512x4096xf32>) permutation = [1, 0]
+    %e87 = tensor.empty() : tensor<512x256xf32>
+    %c88 = arith.constant 0.000000000e+00 : f32
+    %f89 = linalg.fill ins(%c88 : f32) outs(%e87 : tensor<512x256xf32>) -> tensor<512x256xf32>
+    %mm90 = linalg.matmul ins(%t86, %v71 : tensor<512x4096xf32>, tensor<4096x256xf32>) outs(%f89 : tensor<512x256xf32>) -> tensor<512x256xf32>
+    %cst91 = arith.constant dense<1.111111111e+00> : tensor<4096x512xf32>
+    %v92 = arith.mulf %mm84, %cst91  : tensor<4096x512xf32>
+    %cst93 = arith.constant dense<0.000000000e+00> : tensor<4096x512xf32>
+    %v94 = arith.select %m41, %v92, %cst93 : tensor<4096x512xi1>, tensor<4096x512xf32>
+    %cst95 = arith.constant dense<1.000000000e+00> : tensor<4096x512xf32>
+    %v96 = arith.mulf %v38, %v38  : tensor<4096x512xf32>
+    %v97 = arith.subf %cst95, %v96  : tensor<4096x512xf32>
+    %v98 = arith.mulf %v94, %v97  : tensor<4096x512xf32>
+    %e99 = tensor.empty() : tensor<512xf32>
+    %c100 = arith.constant 0.000000000e+00 : f32
+    %f101 = linalg.fill ins(%c100 : f32) outs(%e99 : tensor<512xf32>) -> tensor<512xf32>
+    %red102 = linalg.reduce ins(%v98 : tensor<4096x512xf32>) outs(%f101 : tensor<512xf32>) dimensions = [0]
+      (%in103: f32, %acc104: f32) {
+        %s105 = arith.addf %in103, %acc104 : f32
+        linalg.yield %s105 : f32
       }
-    %e107 = tensor.empty() : tensor<512x512xf32>
-    %t108 = linalg.transpose ins(%w2 : tensor<512x512xf32>) outs(%e107 : tensor<512x512xf32>) permutation = [1, 0]
-    %e109 = tensor.empty() : tensor<4096x512xf32>
-    %c110 = arith.constant 0.000000000e+00 : f32
-    %f111 = linalg.fill ins(%c110 : f32) outs(%e109 : tensor<4096x512xf32>) -> tensor<4096x512xf32>
-    %mm112 = linalg.matmul ins(%v99, %t108 : tensor<4096x512xf32>, tensor<512x512xf32>) outs(%f111 : tensor<4096x512xf32>) -> tensor<4096x512xf32>
-    %e113 = tensor.empty() : tensor<512x4096xf32>
-    %t114 = linalg.transpose ins(%v30 : tensor<4096x512xf32>) outs(%e113 : tensor<512x4096xf32>) permutation = [1, 0]
-    %e115 = tensor.empty() : tensor<512x512xf32>
-    %c116 = arith.constant 0.000000000e+00 : f32
-    %f117 = linalg.fill ins(%c116 : f32) outs(%e115 : tensor<512x512xf32>) -> tensor<512x512xf32>
-    %mm118 = linalg.matmul ins(%t114, %v99 : tensor<512x4096xf32>, tensor<4096x512xf32>) outs(%f117 : tensor<512x512xf32>) -> tensor<512x512xf32>
-    %cst119 = arith.constant dense<1.111111111e+00> : tensor<4096x512xf32>
-    %v120 = arith.mulf %mm112, %cst119  : tensor<4096x512xf32>
-    %cst121 = arith.constant dense<0.000000000e+00> : tensor<4096x512xf32>
-    %v122 = arith.select %m26, %v120, %cst121 : tensor<4096x512xi1>, tensor<4096x512xf32>
-    %cst123 = arith.constant dense<1.000000000e+00> : tensor<4096x512xf32>
-    %v124 = arith.mulf %v23, %v23  : tensor<4096x512xf32>
-    %v125 = arith.subf %cst123, %v124  : tensor<4096x512xf32>
-    %v126 = arith.mulf %v122, %v125  : tensor<4096x512xf32>
-    %e127 = tensor.empty() : tensor<512xf32>
-    %c128 = arith.constant 0.000000000e+00 : f32
-    %f129 = linalg.fill ins(%c128 : f32) outs(%e127 : tensor<512xf32>) -> tensor<512xf32>
-    %red130 = linalg.reduce ins(%v126 : tensor<4096x512xf32>) outs(%f129 : tensor<512xf32>) dimensions = [0]
-      (%in131: f32, %acc132: f32) {
-        %s133 = arith.addf %in131, %acc132 : f32
-        linalg.yield %s133 : f32
+    %e106 = tensor.empty() : tensor<512x512xf32>
+    %t107 = linalg.transpose ins(%w2 : tensor<512x512xf32>) outs(%e106 : tensor<512x512xf32>) permutation = [1, 0]
+    %e108 = tensor.empty() : tensor<4096x512xf32>
+    %c109 = arith.constant 0.000000000e+00 : f32
+    %f110 = linalg.fill ins(%c109 : f32) outs(%e108 : tensor<4096x512xf32>) -> tensor<4096x512xf32>
+    %mm111 = linalg.matmul ins(%v98, %t107 : tensor<4096x512xf32>, tensor<512x512xf32>) outs(%f110 : tensor<4096x512xf32>) -> tensor<4096x512xf32>
+    %e112 = tensor.empty() : tensor<512x4096xf32>
+    %t113 = linalg.transpose ins(%v30 : tensor<4096x512xf32>) outs(%e112 : tensor<512x4096xf32>) permutation = [1, 0]
+    %e114 = tensor.empty() : tensor<512x512xf32>
+    %c115 = arith.constant 0.000000000e+00 : f32
+    %f116 = linalg.fill ins(%c115 : f32) outs(%e114 : tensor<512x512xf32>) -> tensor<512x512xf32>
+    %mm117 = linalg.matmul ins(%t113, %v98 : tensor<512x4096xf32>, tensor<4096x512xf32>) outs(%f116 : tensor<512x512xf32>) -> tensor<512x512xf32>
+    %cst118 = arith.constant dense<1.111111111e+00> : tensor<4096x512xf32>
+    %v119 = arith.mulf %mm111, %cst118  : tensor<4096x512xf32>
+    %cst120 = arith.constant dense<0.000000000e+00> : tensor<4096x512xf32>
+    %v121 = arith.select %m26, %v119, %cst120 : tensor<4096x512xi1>, tensor<4096x512xf32>
+    %cst122 = arith.constant dense<1.000000000e+00> : tensor<4096x512xf32>
+    %v123 = arith.mulf %v23, %v23  : tensor<4096x512xf32>
+    %v124 = arith.subf %cst122, %v123  : tensor<4096x512xf32>
+    %v125 = arith.mulf %v121, %v124  : tensor<4096x512xf32>
+    %e126 = tensor.empty() : tensor<512xf32>
+    %c127 = arith.constant 0.000000000e+00 : f32
+    %f128 = linalg.fill ins(%c127 : f32) outs(%e126 : tensor<512xf32>) -> tensor<512xf32>
+    %red129 = linalg.reduce ins(%v125 : tensor<4096x512xf32>) outs(%f128 : tensor<512xf32>) dimensions = [0]
+      (%in130: f32, %acc131: f32) {
+        %s132 = arith.addf %in130, %acc131 : f32
+        linalg.yield %s132 : f32
       }
-    %e134 = tensor.empty() : tensor<512x512xf32>
-    %t135 = linalg.transpose ins(%w1 : tensor<512x512xf32>) outs(%e134 : tensor<512x512xf32>) permutation = [1, 0]
-    %e136 = tensor.empty() : tensor<4096x512xf32>
-    %c137 = arith.constant 0.000000000e+00 : f32
-    %f138 = linalg.fill ins(%c137 : f32) outs(%e136 : tensor<4096x512xf32>) -> tensor<4096x512xf32>
-    %mm139 = linalg.matmul ins(%v126, %t135 : tensor<4096x512xf32>, tensor<512x512xf32>) outs(%f138 : tensor<4096x512xf32>) -> tensor<4096x512xf32>
-    %e140 = tensor.empty() : tensor<512x4096xf32>
-    %t141 = linalg.transpose ins(%v15 : tensor<4096x512xf32>) outs(%e140 : tensor<512x4096xf32>) permutation = [1, 0]
-    %e142 = tensor.empty() : tensor<512x512xf32>
-    %c143 = arith.constant 0.000000000e+00 : f32
-    %f144 = linalg.fill ins(%c143 : f32) outs(%e142 : tensor<512x512xf32>) -> tensor<512x512xf32>
-    %mm145 = linalg.matmul ins(%t141, %v126 : tensor<512x4096xf32>, tensor<4096x512xf32>) outs(%f144 : tensor<512x512xf32>) -> tensor<512x512xf32>
-    %cst146 = arith.constant dense<1.111111111e+00> : tensor<4096x512xf32>
-    %v147 = arith.mulf %mm139, %cst146  : tensor<4096x512xf32>
-    %cst148 = arith.constant dense<0.000000000e+00> : tensor<4096x512xf32>
-    %v149 = arith.select %m11, %v147, %cst148 : tensor<4096x512xi1>, tensor<4096x512xf32>
-    %cst150 = arith.constant dense<1.000000000e+00> : tensor<4096x512xf32>
-    %v151 = arith.mulf %v8, %v8  : tensor<4096x512xf32>
-    %v152 = arith.subf %cst150, %v151  : tensor<4096x512xf32>
-    %v153 = arith.mulf %v149, %v152  : tensor<4096x512xf32>
-    %e154 = tensor.empty() : tensor<512xf32>
-    %c155 = arith.constant 0.000000000e+00 : f32
-    %f156 = linalg.fill ins(%c155 : f32) outs(%e154 : tensor<512xf32>) -> tensor<512xf32>
-    %red157 = linalg.reduce ins(%v153 : tensor<4096x512xf32>) outs(%f156 : tensor<512xf32>) dimensions = [0]
-      (%in158: f32, %acc159: f32) {
-        %s160 = arith.addf %in158, %acc159 : f32
-        linalg.yield %s160 : f32
+    %e133 = tensor.empty() : tensor<512x512xf32>
+    %t134 = linalg.transpose ins(%w1 : tensor<512x512xf32>) outs(%e133 : tensor<512x512xf32>) permutation = [1, 0]
+    %e135 = tensor.empty() : tensor<4096x512xf32>
+    %c136 = arith.constant 0.000000000e+00 : f32
+    %f137 = linalg.fill ins(%c136 : f32) outs(%e135 : tensor<4096x512xf32>) -> tensor<4096x512xf32>
+    %mm138 = linalg.matmul ins(%v125, %t134 : tensor<4096x512xf32>, tensor<512x512xf32>) outs(%f137 : tensor<4096x512xf32>) -> tensor<4096x512xf32>
+    %e139 = tensor.empty() : tensor<512x4096xf32>
+    %t140 = linalg.transpose ins(%v15 : tensor<4096x512xf32>) outs(%e139 : tensor<512x4096xf32>) permutation = [1, 0]
+    %e141 = tensor.empty() : tensor<512x512xf32>
+    %c142 = arith.constant 0.000000000e+00 : f32
+    %f143 = linalg.fill ins(%c142 : f32) outs(%e141 : tensor<512x512xf32>) -> tensor<512x512xf32>
+    %mm144 = linalg.matmul ins(%t140, %v125 : tensor<512x4096xf32>, tensor<4096x512xf32>) outs(%f143 : tensor<512x512xf32>) -> tensor<512x512xf32>
+    %cst145 = arith.constant dense<1.111111111e+00> : tensor<4096x512xf32>
+    %v146 = arith.mulf %mm138, %cst145  : tensor<4096x512xf32>
+    %cst147 = arith.constant dense<0.000000000e+00> : tensor<4096x512xf32>
+    %v148 = arith.select %m11, %v146, %cst147 : tensor<4096x512xi1>, tensor<4096x512xf32>
+    %cst149 = arith.constant dense<1.000000000e+00> : tensor<4096x512xf32>
+    %v150 = arith.mulf %v8, %v8  : tensor<4096x512xf32>
+    %v151 = arith.subf %cst149, %v150  : tensor<4096x512xf32>
+    %v152 = arith.mulf %v148, %v151  : tensor<4096x512xf32>
+    %e153 = tensor.empty() : tensor<512xf32>
+    %c154 = arith.constant 0.000000000e+00 : f32
+    %f155 = linalg.fill ins(%c154 : f32) outs(%e153 : tensor<512xf32>) -> tensor<512xf32>
+    %red156 = linalg.reduce ins(%v152 : tensor<4096x512xf32>) outs(%f155 : tensor<512xf32>) dimensions = [0]
+      (%in157: f32, %acc158: f32) {
+        %s159 = arith.addf %in157, %acc158 : f32
+        linalg.yield %s159 : f32
       }
-    %e161 = tensor.empty() : tensor<512x512xf32>
-    %t162 = linalg.transpose ins(%w0 : tensor<512x512xf32>) outs(%e161 : tensor<512x512xf32>) permutation = [1, 0]
-    %e163 = tensor.empty() : tensor<4096x512xf32>
-    %c164 = arith.constant 0.000000000e+00 : f32
-    %f165 = linalg.fill ins(%c164 : f32) outs(%e163 : tensor<4096x512xf32>) -> tensor<4096x512xf32>
-    %mm166 = linalg.matmul ins(%v153, %t162 : tensor<4096x512xf32>, tensor<512x512xf32>) outs(%f165 : tensor<4096x512xf32>) -> tensor<4096x512xf32>
-    %e167 = tensor.empty() : tensor<512x4096xf32>
-    %t168 = linalg.transpose ins(%x : tensor<4096x512xf32>) outs(%e167 : tensor<512x4096xf32>) permutation = [1, 0]
-    %e169 = tensor.empty() : tensor<512x512xf32>
-    %c170 = arith.constant 0.000000000e+00 : f32
-    %f171 = linalg.fill ins(%c170 : f32) outs(%e169 : tensor<512x512xf32>) -> tensor<512x512xf32>
-    %mm172 = linalg.matmul ins(%t168, %v153 : tensor<512x4096xf32>, tensor<4096x512xf32>) outs(%f171 : tensor<512x512xf32>) -> tensor<512x512xf32>
-    remat.yield %mm172, %red157, %mm145, %red130, %mm118, %red103, %mm91, %red76 : tensor<512x512xf32>, tensor<512xf32>, tensor<512x512xf32>, tensor<512xf32>, tensor<512x512xf32>, tensor<512xf32>, tensor<512x256xf32>, tensor<256xf32>
+    %e160 = tensor.empty() : tensor<512x4096xf32>
+    %t161 = linalg.transpose ins(%x : tensor<4096x512xf32>) outs(%e160 : tensor<512x4096xf32>) permutation = [1, 0]
+    %e162 = tensor.empty() : tensor<512x512xf32>
+    %c163 = arith.constant 0.000000000e+00 : f32
+    %f164 = linalg.fill ins(%c163 : f32) outs(%e162 : tensor<512x512xf32>) -> tensor<512x512xf32>
+    %mm165 = linalg.matmul ins(%t161, %v152 : tensor<512x4096xf32>, tensor<4096x512xf32>) outs(%f164 : tensor<512x512xf32>) -> tensor<512x512xf32>
+    remat.yield %mm165, %red156, %mm144, %red129, %mm117, %red102, %mm90, %red75 : tensor<512x512xf32>, tensor<512xf32>, tensor<512x512xf32>, tensor<512xf32>, tensor<512x512xf32>, tensor<512xf32>, tensor<512x256xf32>, tensor<256xf32>
   } : tensor<512x512xf32>, tensor<512xf32>, tensor<512x512xf32>, tensor<512xf32>, tensor<512x512xf32>, tensor<512xf32>, tensor<512x256xf32>, tensor<256xf32>
   return %v63, %grads#0, %grads#1, %grads#2, %grads#3, %grads#4, %grads#5, %grads#6, %grads#7 : tensor<f32>, tensor<512x512xf32>, tensor<512xf32>, tensor<512x512xf32>, tensor<512xf32>, tensor<512x512xf32>, tensor<512xf32>, tensor<512x256xf32>, tensor<256xf32>
 }

@@ -128,176 +128,168 @@ func.func @step(%x: tensor<4096x256xf32>, %target: tensor<4096x256xf32>, %w0: te
     %v119 = arith.mulf %b118, %v103  : tensor<4096x256xf32>
     %v120 = arith.mulf %b118, %v103  : tensor<4096x256xf32>
     %v121 = arith.addf %v119, %v120  : tensor<4096x256xf32>
-    %v122 = arith.negf %v121 : tensor<4096x256xf32>
-    %cst123 = arith.constant dense<1.111111111e+00> : tensor<4096x256xf32>
-    %v124 = arith.mulf %v121, %cst123  : tensor<4096x256xf32>
-    %cst125 = arith.constant dense<0.000000000e+00> : tensor<4096x256xf32>
-    %v126 = arith.select %m97, %v124, %cst125 : tensor<4096x256xi1>, tensor<4096x256xf32>
-    %cst127 = arith.constant dense<0.000000000e+00> : tensor<4096x256xf32>
-    %m128 = arith.cmpf ogt, %v92, %cst127  : tensor<4096x256xf32>
-    %v129 = arith.select %m128, %v126, %cst127 : tensor<4096x256xi1>, tensor<4096x256xf32>
-    %e130 = tensor.empty() : tensor<256xf32>
-    %c131 = arith.constant 0.000000000e+00 : f32
-    %f132 = linalg.fill ins(%c131 : f32) outs(%e130 : tensor<256xf32>) -> tensor<256xf32>
-    %red133 = linalg.reduce ins(%v129 : tensor<4096x256xf32>) outs(%f132 : tensor<256xf32>) dimensions = [0]
-      (%in134: f32, %acc135: f32) {
-        %s136 = arith.addf %in134, %acc135 : f32
-        linalg.yield %s136 : f32
+    %cst122 = arith.constant dense<1.111111111e+00> : tensor<4096x256xf32>
+    %v123 = arith.mulf %v121, %cst122  : tensor<4096x256xf32>
+    %cst124 = arith.constant dense<0.000000000e+00> : tensor<4096x256xf32>
+    %v125 = arith.select %m97, %v123, %cst124 : tensor<4096x256xi1>, tensor<4096x256xf32>
+    %cst126 = arith.constant dense<0.000000000e+00> : tensor<4096x256xf32>
+    %m127 = arith.cmpf ogt, %v92, %cst126  : tensor<4096x256xf32>
+    %v128 = arith.select %m127, %v125, %cst126 : tensor<4096x256xi1>, tensor<4096x256xf32>
+    %e129 = tensor.empty() : tensor<256xf32>
+    %c130 = arith.constant 0.000000000e+00 : f32
+    %f131 = linalg.fill ins(%c130 : f32) outs(%e129 : tensor<256xf32>) -> tensor<256xf32>
+    %red132 = linalg.reduce ins(%v128 : tensor<4096x256xf32>) outs(%f131 : tensor<256xf32>) dimensions = [0]
+      (%in133: f32, %acc134: f32) {
+        %s135 = arith.addf %in133, %acc134 : f32
+        linalg.yield %s135 : f32
       }
-    %e137 = tensor.empty() : tensor<256x256xf32>
-    %t138 = linalg.transpose ins(%w5 : tensor<256x256xf32>) outs(%e137 : tensor<256x256xf32>) permutation = [1, 0]
-    %e139 = tensor.empty() : tensor<4096x256xf32>
-    %c140 = arith.constant 0.000000000e+00 : f32
-    %f141 = linalg.fill ins(%c140 : f32) outs(%e139 : tensor<4096x256xf32>) -> tensor<4096x256xf32>
-    %mm142 = linalg.matmul ins(%v129, %t138 : tensor<4096x256xf32>, tensor<256x256xf32>) outs(%f141 : tensor<4096x256xf32>) -> tensor<4096x256xf32>
+    %e136 = tensor.empty() : tensor<256x256xf32>
+    %t137 = linalg.transpose ins(%w5 : tensor<256x256xf32>) outs(%e136 : tensor<256x256xf32>) permutation = [1, 0]
+    %e138 = tensor.empty() : tensor<4096x256xf32>
+    %c139 = arith.constant 0.000000000e+00 : f32
+    %f140 = linalg.fill ins(%c139 : f32) outs(%e138 : tensor<4096x256xf32>) -> tensor<4096x256xf32>
+    %mm141 = linalg.matmul ins(%v128, %t137 : tensor<4096x256xf32>, tensor<256x256xf32>) outs(%f140 : tensor<4096x256xf32>) -> tensor<4096x256xf32>
+    %v142 = arith.addf %v121, %mm141  : tensor<4096x256xf32>
     %e143 = tensor.empty() : tensor<256x4096xf32>
     %t144 = linalg.transpose ins(%v85 : tensor<4096x256xf32>) outs(%e143 : tensor<256x4096xf32>) permutation = [1, 0]
     %e145 = tensor.empty() : tensor<256x256xf32>
     %c146 = arith.constant 0.000000000e+00 : f32
     %f147 = linalg.fill ins(%c146 : f32) outs(%e145 : tensor<256x256xf32>) -> tensor<256x256xf32>
-    %mm148 = linalg.matmul ins(%t144, %v129 : tensor<256x4096xf32>, tensor<4096x256xf32>) outs(%f147 : tensor<256x256xf32>) -> tensor<256x256xf32>
-    %v149 = arith.addf %v121, %mm142  : tensor<4096x256xf32>
-    %cst150 = arith.constant dense<1.111111111e+00> : tensor<4096x256xf32>
-    %v151 = arith.mulf %v149, %cst150  : tensor<4096x256xf32>
-    %cst152 = arith.constant dense<0.000000000e+00> : tensor<4096x256xf32>
-    %v153 = arith.select %m80, %v151, %cst152 : tensor<4096x256xi1>, tensor<4096x256xf32>
-    %cst154 = arith.constant dense<0.000000000e+00> : tensor<4096x256xf32>
-    %m155 = arith.cmpf ogt, %v75, %cst154  : tensor<4096x256xf32>
-    %v156 = arith.select %m155, %v153, %cst154 : tensor<4096x256xi1>, tensor<4096x256xf32>
-    %e157 = tensor.empty() : tensor<256xf32>
-    %c158 = arith.constant 0.000000000e+00 : f32
-    %f159 = linalg.fill ins(%c158 : f32) outs(%e157 : tensor<256xf32>) -> tensor<256xf32>
-    %red160 = linalg.reduce ins(%v156 : tensor<4096x256xf32>) outs(%f159 : tensor<256xf32>) dimensions = [0]
-      (%in161: f32, %acc162: f32) {
-        %s163 = arith.addf %in161, %acc162 : f32
-        linalg.yield %s163 : f32
+    %mm148 = linalg.matmul ins(%t144, %v128 : tensor<256x4096xf32>, tensor<4096x256xf32>) outs(%f147 : tensor<256x256xf32>) -> tensor<256x256xf32>
+    %cst149 = arith.constant dense<1.111111111e+00> : tensor<4096x256xf32>
+    %v150 = arith.mulf %v142, %cst149  : tensor<4096x256xf32>
+    %cst151 = arith.constant dense<0.000000000e+00> : tensor<4096x256xf32>
+    %v152 = arith.select %m80, %v150, %cst151 : tensor<4096x256xi1>, tensor<4096x256xf32>
+    %cst153 = arith.constant dense<0.000000000e+00> : tensor<4096x256xf32>
+    %m154 = arith.cmpf ogt, %v75, %cst153  : tensor<4096x256xf32>
+    %v155 = arith.select %m154, %v152, %cst153 : tensor<4096x256xi1>, tensor<4096x256xf32>
+    %e156 = tensor.empty() : tensor<256xf32>
+    %c157 = arith.constant 0.000000000e+00 : f32
+    %f158 = linalg.fill ins(%c157 : f32) outs(%e156 : tensor<256xf32>) -> tensor<256xf32>
+    %red159 = linalg.reduce ins(%v155 : tensor<4096x256xf32>) outs(%f158 : tensor<256xf32>) dimensions = [0]
+      (%in160: f32, %acc161: f32) {
+        %s162 = arith.addf %in160, %acc161 : f32
+        linalg.yield %s162 : f32
       }
-    %e164 = tensor.empty() : tensor<256x256xf32>
-    %t165 = linalg.transpose ins(%w4 : tensor<256x256xf32>) outs(%e164 : tensor<256x256xf32>) permutation = [1, 0]
-    %e166 = tensor.empty() : tensor<4096x256xf32>
-    %c167 = arith.constant 0.000000000e+00 : f32
-    %f168 = linalg.fill ins(%c167 : f32) outs(%e166 : tensor<4096x256xf32>) -> tensor<4096x256xf32>
-    %mm169 = linalg.matmul ins(%v156, %t165 : tensor<4096x256xf32>, tensor<256x256xf32>) outs(%f168 : tensor<4096x256xf32>) -> tensor<4096x256xf32>
+    %e163 = tensor.empty() : tensor<256x256xf32>
+    %t164 = linalg.transpose ins(%w4 : tensor<256x256xf32>) outs(%e163 : tensor<256x256xf32>) permutation = [1, 0]
+    %e165 = tensor.empty() : tensor<4096x256xf32>
+    %c166 = arith.constant 0.000000000e+00 : f32
+    %f167 = linalg.fill ins(%c166 : f32) outs(%e165 : tensor<4096x256xf32>) -> tensor<4096x256xf32>
+    %mm168 = linalg.matmul ins(%v155, %t164 : tensor<4096x256xf32>, tensor<256x256xf32>) outs(%f167 : tensor<4096x256xf32>) -> tensor<4096x256xf32>
+    %v169 = arith.addf %v142, %mm168  : tensor<4096x256xf32>
     %e170 = tensor.empty() : tensor<256x4096xf32>
     %t171 = linalg.transpose ins(%v68 : tensor<4096x256xf32>) outs(%e170 : tensor<256x4096xf32>) permutation = [1, 0]
     %e172 = tensor.empty() : tensor<256x256xf32>
     %c173 = arith.constant 0.000000000e+00 : f32
     %f174 = linalg.fill ins(%c173 : f32) outs(%e172 : tensor<256x256xf32>) -> tensor<256x256xf32>
-    %mm175 = linalg.matmul ins(%t171, %v156 : tensor<256x4096xf32>, tensor<4096x256xf32>) outs(%f174 : tensor<256x256xf32>) -> tensor<256x256xf32>
-    %v176 = arith.addf %v149, %mm169  : tensor<4096x256xf32>
-    %cst177 = arith.constant dense<1.111111111e+00> : tensor<4096x256xf32>
-    %v178 = arith.mulf %v176, %cst177  : tensor<4096x256xf32>
-    %cst179 = arith.constant dense<0.000000000e+00> : tensor<4096x256xf32>
-    %v180 = arith.select %m63, %v178, %cst179 : tensor<4096x256xi1>, tensor<4096x256xf32>
-    %cst181 = arith.constant dense<0.000000000e+00> : tensor<4096x256xf32>
-    %m182 = arith.cmpf ogt, %v58, %cst181  : tensor<4096x256xf32>
-    %v183 = arith.select %m182, %v180, %cst181 : tensor<4096x256xi1>, tensor<4096x256xf32>
-    %e184 = tensor.empty() : tensor<256xf32>
-    %c185 = arith.constant 0.000000000e+00 : f32
-    %f186 = linalg.fill ins(%c185 : f32) outs(%e184 : tensor<256xf32>) -> tensor<256xf32>
-    %red187 = linalg.reduce ins(%v183 : tensor<4096x256xf32>) outs(%f186 : tensor<256xf32>) dimensions = [0]
-      (%in188: f32, %acc189: f32) {
-        %s190 = arith.addf %in188, %acc189 : f32
-        linalg.yield %s190 : f32
+    %mm175 = linalg.matmul ins(%t171, %v155 : tensor<256x4096xf32>, tensor<4096x256xf32>) outs(%f174 : tensor<256x256xf32>) -> tensor<256x256xf32>
+    %cst176 = arith.constant dense<1.111111111e+00> : tensor<4096x256xf32>
+    %v177 = arith.mulf %v169, %cst176  : tensor<4096x256xf32>
+    %cst178 = arith.constant dense<0.000000000e+00> : tensor<4096x256xf32>
+    %v179 = arith.select %m63, %v177, %cst178 : tensor<4096x256xi1>, tensor<4096x256xf32>
+    %cst180 = arith.constant dense<0.000000000e+00> : tensor<4096x256xf32>
+    %m181 = arith.cmpf ogt, %v58, %cst180  : tensor<4096x256xf32>
+    %v182 = arith.select %m181, %v179, %cst180 : tensor<4096x256xi1>, tensor<4096x256xf32>
+    %e183 = tensor.empty() : tensor<256xf32>
+    %c184 = arith.constant 0.000000000e+00 : f32
+    %f185 = linalg.fill ins(%c184 : f32) outs(%e183 : tensor<256xf32>) -> tensor<256xf32>
+    %red186 = linalg.reduce ins(%v182 : tensor<4096x256xf32>) outs(%f185 : tensor<256xf32>) dimensions = [0]
+      (%in187: f32, %acc188: f32) {
+        %s189 = arith.addf %in187, %acc188 : f32
+        linalg.yield %s189 : f32
       }
-    %e191 = tensor.empty() : tensor<256x256xf32>
-    %t192 = linalg.transpose ins(%w3 : tensor<256x256xf32>) outs(%e191 : tensor<256x256xf32>) permutation = [1, 0]
-    %e193 = tensor.empty() : tensor<4096x256xf32>
-    %c194 = arith.constant 0.000000000e+00 : f32
-    %f195 = linalg.fill ins(%c194 : f32) outs(%e193 : tensor<4096x256xf32>) -> tensor<4096x256xf32>
-    %mm196 = linalg.matmul ins(%v183, %t192 : tensor<4096x256xf32>, tensor<256x256xf32>) outs(%f195 : tensor<4096x256xf32>) -> tensor<4096x256xf32>
+    %e190 = tensor.empty() : tensor<256x256xf32>
+    %t191 = linalg.transpose ins(%w3 : tensor<256x256xf32>) outs(%e190 : tensor<256x256xf32>) permutation = [1, 0]
+    %e192 = tensor.empty() : tensor<4096x256xf32>
+    %c193 = arith.constant 0.000000000e+00 : f32
+    %f194 = linalg.fill ins(%c193 : f32) outs(%e192 : tensor<4096x256xf32>) -> tensor<4096x256xf32>
+    %mm195 = linalg.matmul ins(%v182, %t191 : tensor<4096x256xf32>, tensor<256x256xf32>) outs(%f194 : tensor<4096x256xf32>) -> tensor<4096x256xf32>
+    %v196 = arith.addf %v169, %mm195  : tensor<4096x256xf32>
     %e197 = tensor.empty() : tensor<256x4096xf32>
     %t198 = linalg.transpose ins(%v51 : tensor<4096x256xf32>) outs(%e197 : tensor<256x4096xf32>) permutation = [1, 0]
     %e199 = tensor.empty() : tensor<256x256xf32>
     %c200 = arith.constant 0.000000000e+00 : f32
     %f201 = linalg.fill ins(%c200 : f32) outs(%e199 : tensor<256x256xf32>) -> tensor<256x256xf32>
-    %mm202 = linalg.matmul ins(%t198, %v183 : tensor<256x4096xf32>, tensor<4096x256xf32>) outs(%f201 : tensor<256x256xf32>) -> tensor<256x256xf32>
-    %v203 = arith.addf %v176, %mm196  : tensor<4096x256xf32>
-    %cst204 = arith.constant dense<1.111111111e+00> : tensor<4096x256xf32>
-    %v205 = arith.mulf %v203, %cst204  : tensor<4096x256xf32>
-    %cst206 = arith.constant dense<0.000000000e+00> : tensor<4096x256xf32>
-    %v207 = arith.select %m46, %v205, %cst206 : tensor<4096x256xi1>, tensor<4096x256xf32>
-    %cst208 = arith.constant dense<0.000000000e+00> : tensor<4096x256xf32>
-    %m209 = arith.cmpf ogt, %v41, %cst208  : tensor<4096x256xf32>
-    %v210 = arith.select %m209, %v207, %cst208 : tensor<4096x256xi1>, tensor<4096x256xf32>
-    %e211 = tensor.empty() : tensor<256xf32>
-    %c212 = arith.constant 0.000000000e+00 : f32
-    %f213 = linalg.fill ins(%c212 : f32) outs(%e211 : tensor<256xf32>) -> tensor<256xf32>
-    %red214 = linalg.reduce ins(%v210 : tensor<4096x256xf32>) outs(%f213 : tensor<256xf32>) dimensions = [0]
-      (%in215: f32, %acc216: f32) {
-        %s217 = arith.addf %in215, %acc216 : f32
-        linalg.yield %s217 : f32
+    %mm202 = linalg.matmul ins(%t198, %v182 : tensor<256x4096xf32>, tensor<4096x256xf32>) outs(%f201 : tensor<256x256xf32>) -> tensor<256x256xf32>
+    %cst203 = arith.constant dense<1.111111111e+00> : tensor<4096x256xf32>
+    %v204 = arith.mulf %v196, %cst203  : tensor<4096x256xf32>
+    %cst205 = arith.constant dense<0.000000000e+00> : tensor<4096x256xf32>
+    %v206 = arith.select %m46, %v204, %cst205 : tensor<4096x256xi1>, tensor<4096x256xf32>
+    %cst207 = arith.constant dense<0.000000000e+00> : tensor<4096x256xf32>
+    %m208 = arith.cmpf ogt, %v41, %cst207  : tensor<4096x256xf32>
+    %v209 = arith.select %m208, %v206, %cst207 : tensor<4096x256xi1>, tensor<4096x256xf32>
+    %e210 = tensor.empty() : tensor<256xf32>
+    %c211 = arith.constant 0.000000000e+00 : f32
+    %f212 = linalg.fill ins(%c211 : f32) outs(%e210 : tensor<256xf32>) -> tensor<256xf32>
+    %red213 = linalg.reduce ins(%v209 : tensor<4096x256xf32>) outs(%f212 : tensor<256xf32>) dimensions = [0]
+      (%in214: f32, %acc215: f32) {
+        %s216 = arith.addf %in214, %acc215 : f32
+        linalg.yield %s216 : f32
       }
-    %e218 = tensor.empty() : tensor<256x256xf32>
-    %t219 = linalg.transpose ins(%w2 : tensor<256x256xf32>) outs(%e218 : tensor<256x256xf32>) permutation = [1, 0]
-    %e220 = tensor.empty() : tensor<4096x256xf32>
-    %c221 = arith.constant 0.000000000e+00 : f32
-    %f222 = linalg.fill ins(%c221 : f32) outs(%e220 : tensor<4096x256xf32>) -> tensor<4096x256xf32>
-    %mm223 = linalg.matmul ins(%v210, %t219 : tensor<4096x256xf32>, tensor<256x256xf32>) outs(%f222 : tensor<4096x256xf32>) -> tensor<4096x256xf32>
+    %e217 = tensor.empty() : tensor<256x256xf32>
+    %t218 = linalg.transpose ins(%w2 : tensor<256x256xf32>) outs(%e217 : tensor<256x256xf32>) permutation = [1, 0]
+    %e219 = tensor.empty() : tensor<4096x256xf32>
+    %c220 = arith.constant 0.000000000e+00 : f32
+    %f221 = linalg.fill ins(%c220 : f32) outs(%e219 : tensor<4096x256xf32>) -> tensor<4096x256xf32>
+    %mm222 = linalg.matmul ins(%v209, %t218 : tensor<4096x256xf32>, tensor<256x256xf32>) outs(%f221 : tensor<4096x256xf32>) -> tensor<4096x256xf32>
+    %v223 = arith.addf %v196, %mm222  : tensor<4096x256xf32>
     %e224 = tensor.empty() : tensor<256x4096xf32>
     %t225 = linalg.transpose ins(%v34 : tensor<4096x256xf32>) outs(%e224 : tensor<256x4096xf32>) permutation = [1, 0]
     %e226 = tensor.empty() : tensor<256x256xf32>
     %c227 = arith.constant 0.000000000e+00 : f32
     %f228 = linalg.fill ins(%c227 : f32) outs(%e226 : tensor<256x256xf32>) -> tensor<256x256xf32>
-    %mm229 = linalg.matmul ins(%t225, %v210 : tensor<256x4096xf32>, tensor<4096x256xf32>) outs(%f228 : tensor<256x256xf32>) -> tensor<256x256xf32>
-    %v230 = arith.addf %v203, %mm223  : tensor<4096x256xf32>
-    %cst231 = arith.constant dense<1.111111111e+00> : tensor<4096x256xf32>
-    %v232 = arith.mulf %v230, %cst231  : tensor<4096x256xf32>
-    %cst233 = arith.constant dense<0.000000000e+00> : tensor<4096x256xf32>
-    %v234 = arith.select %m29, %v232, %cst233 : tensor<4096x256xi1>, tensor<4096x256xf32>
-    %cst235 = arith.constant dense<0.000000000e+00> : tensor<4096x256xf32>
-    %m236 = arith.cmpf ogt, %v24, %cst235  : tensor<4096x256xf32>
-    %v237 = arith.select %m236, %v234, %cst235 : tensor<4096x256xi1>, tensor<4096x256xf32>
-    %e238 = tensor.empty() : tensor<256xf32>
-    %c239 = arith.constant 0.000000000e+00 : f32
-    %f240 = linalg.fill ins(%c239 : f32) outs(%e238 : tensor<256xf32>) -> tensor<256xf32>
-    %red241 = linalg.reduce ins(%v237 : tensor<4096x256xf32>) outs(%f240 : tensor<256xf32>) dimensions = [0]
-      (%in242: f32, %acc243: f32) {
-        %s244 = arith.addf %in242, %acc243 : f32
-        linalg.yield %s244 : f32
+    %mm229 = linalg.matmul ins(%t225, %v209 : tensor<256x4096xf32>, tensor<4096x256xf32>) outs(%f228 : tensor<256x256xf32>) -> tensor<256x256xf32>
+    %cst230 = arith.constant dense<1.111111111e+00> : tensor<4096x256xf32>
+    %v231 = arith.mulf %v223, %cst230  : tensor<4096x256xf32>
+    %cst232 = arith.constant dense<0.000000000e+00> : tensor<4096x256xf32>
+    %v233 = arith.select %m29, %v231, %cst232 : tensor<4096x256xi1>, tensor<4096x256xf32>
+    %cst234 = arith.constant dense<0.000000000e+00> : tensor<4096x256xf32>
+    %m235 = arith.cmpf ogt, %v24, %cst234  : tensor<4096x256xf32>
+    %v236 = arith.select %m235, %v233, %cst234 : tensor<4096x256xi1>, tensor<4096x256xf32>
+    %e237 = tensor.empty() : tensor<256xf32>
+    %c238 = arith.constant 0.000000000e+00 : f32
+    %f239 = linalg.fill ins(%c238 : f32) outs(%e237 : tensor<256xf32>) -> tensor<256xf32>
+    %red240 = linalg.reduce ins(%v236 : tensor<4096x256xf32>) outs(%f239 : tensor<256xf32>) dimensions = [0]
+      (%in241: f32, %acc242: f32) {
+        %s243 = arith.addf %in241, %acc242 : f32
+        linalg.yield %s243 : f32
       }
-    %e245 = tensor.empty() : tensor<256x256xf32>
-    %t246 = linalg.transpose ins(%w1 : tensor<256x256xf32>) outs(%e245 : tensor<256x256xf32>) permutation = [1, 0]
-    %e247 = tensor.empty() : tensor<4096x256xf32>
-    %c248 = arith.constant 0.000000000e+00 : f32
-    %f249 = linalg.fill ins(%c248 : f32) outs(%e247 : tensor<4096x256xf32>) -> tensor<4096x256xf32>
-    %mm250 = linalg.matmul ins(%v237, %t246 : tensor<4096x256xf32>, tensor<256x256xf32>) outs(%f249 : tensor<4096x256xf32>) -> tensor<4096x256xf32>
+    %e244 = tensor.empty() : tensor<256x256xf32>
+    %t245 = linalg.transpose ins(%w1 : tensor<256x256xf32>) outs(%e244 : tensor<256x256xf32>) permutation = [1, 0]
+    %e246 = tensor.empty() : tensor<4096x256xf32>
+    %c247 = arith.constant 0.000000000e+00 : f32
+    %f248 = linalg.fill ins(%c247 : f32) outs(%e246 : tensor<4096x256xf32>) -> tensor<4096x256xf32>
+    %mm249 = linalg.matmul ins(%v236, %t245 : tensor<4096x256xf32>, tensor<256x256xf32>) outs(%f248 : tensor<4096x256xf32>) -> tensor<4096x256xf32>
+    %v250 = arith.addf %v223, %mm249  : tensor<4096x256xf32>
     %e251 = tensor.empty() : tensor<256x4096xf32>
     %t252 = linalg.transpose ins(%v17 : tensor<4096x256xf32>) outs(%e251 : tensor<256x4096xf32>) permutation = [1, 0]
     %e253 = tensor.empty() : tensor<256x256xf32>
     %c254 = arith.constant 0.000000000e+00 : f32
     %f255 = linalg.fill ins(%c254 : f32) outs(%e253 : tensor<256x256xf32>) -> tensor<256x256xf32>
-    %mm256 = linalg.matmul ins(%t252, %v237 : tensor<256x4096xf32>, tensor<4096x256xf32>) outs(%f255 : tensor<256x256xf32>) -> tensor<256x256xf32>
-    %v257 = arith.addf %v230, %mm250  : tensor<4096x256xf32>
-    %cst258 = arith.constant dense<1.111111111e+00> : tensor<4096x256xf32>
-    %v259 = arith.mulf %v257, %cst258  : tensor<4096x256xf32>
-    %cst260 = arith.constant dense<0.000000000e+00> : tensor<4096x256xf32>
-    %v261 = arith.select %m12, %v259, %cst260 : tensor<4096x256xi1>, tensor<4096x256xf32>
-    %cst262 = arith.constant dense<0.000000000e+00> : tensor<4096x256xf32>
-    %m263 = arith.cmpf ogt, %v7, %cst262  : tensor<4096x256xf32>
-    %v264 = arith.select %m263, %v261, %cst262 : tensor<4096x256xi1>, tensor<4096x256xf32>
-    %e265 = tensor.empty() : tensor<256xf32>
-    %c266 = arith.constant 0.000000000e+00 : f32
-    %f267 = linalg.fill ins(%c266 : f32) outs(%e265 : tensor<256xf32>) -> tensor<256xf32>
-    %red268 = linalg.reduce ins(%v264 : tensor<4096x256xf32>) outs(%f267 : tensor<256xf32>) dimensions = [0]
-      (%in269: f32, %acc270: f32) {
-        %s271 = arith.addf %in269, %acc270 : f32
-        linalg.yield %s271 : f32
+    %mm256 = linalg.matmul ins(%t252, %v236 : tensor<256x4096xf32>, tensor<4096x256xf32>) outs(%f255 : tensor<256x256xf32>) -> tensor<256x256xf32>
+    %cst257 = arith.constant dense<1.111111111e+00> : tensor<4096x256xf32>
+    %v258 = arith.mulf %v250, %cst257  : tensor<4096x256xf32>
+    %cst259 = arith.constant dense<0.000000000e+00> : tensor<4096x256xf32>
+    %v260 = arith.select %m12, %v258, %cst259 : tensor<4096x256xi1>, tensor<4096x256xf32>
+    %cst261 = arith.constant dense<0.000000000e+00> : tensor<4096x256xf32>
+    %m262 = arith.cmpf ogt, %v7, %cst261  : tensor<4096x256xf32>
+    %v263 = arith.select %m262, %v260, %cst261 : tensor<4096x256xi1>, tensor<4096x256xf32>
+    %e264 = tensor.empty() : tensor<256xf32>
+    %c265 = arith.constant 0.000000000e+00 : f32
+    %f266 = linalg.fill ins(%c265 : f32) outs(%e264 : tensor<256xf32>) -> tensor<256xf32>
+    %red267 = linalg.reduce ins(%v263 : tensor<4096x256xf32>) outs(%f266 : tensor<256xf32>) dimensions = [0]
+      (%in268: f32, %acc269: f32) {
+        %s270 = arith.addf %in268, %acc269 : f32
+        linalg.yield %s270 : f32
       }
-    %e272 = tensor.empty() : tensor<256x256xf32>
-    %t273 = linalg.transpose ins(%w0 : tensor<256x256xf32>) outs(%e272 : tensor<256x256xf32>) permutation = [1, 0]
-    %e274 = tensor.empty() : tensor<4096x256xf32>
-    %c275 = arith.constant 0.000000000e+00 : f32
-    %f276 = linalg.fill ins(%c275 : f32) outs(%e274 : tensor<4096x256xf32>) -> tensor<4096x256xf32>
-    %mm277 = linalg.matmul ins(%v264, %t273 : tensor<4096x256xf32>, tensor<256x256xf32>) outs(%f276 : tensor<4096x256xf32>) -> tensor<4096x256xf32>
-    %e278 = tensor.empty() : tensor<256x4096xf32>
-    %t279 = linalg.transpose ins(%x : tensor<4096x256xf32>) outs(%e278 : tensor<256x4096xf32>) permutation = [1, 0]
-    %e280 = tensor.empty() : tensor<256x256xf32>
-    %c281 = arith.constant 0.000000000e+00 : f32
-    %f282 = linalg.fill ins(%c281 : f32) outs(%e280 : tensor<256x256xf32>) -> tensor<256x256xf32>
-    %mm283 = linalg.matmul ins(%t279, %v264 : tensor<256x4096xf32>, tensor<4096x256xf32>) outs(%f282 : tensor<256x256xf32>) -> tensor<256x256xf32>
-    %v284 = arith.addf %v257, %mm277  : tensor<4096x256xf32>
-    remat.yield %mm283, %red268, %mm256, %red241, %mm229, %red214, %mm202, %red187, %mm175, %red160, %mm148, %red133 : tensor<256x256xf32>, tensor<256xf32>, tensor<256x256xf32>, tensor<256xf32>, tensor<256x256xf32>, tensor<256xf32>, tensor<256x256xf32>, tensor<256xf32>, tensor<256x256xf32>, tensor<256xf32>, tensor<256x256xf32>, tensor<256xf32>
+    %e271 = tensor.empty() : tensor<256x4096xf32>
+    %t272 = linalg.transpose ins(%x : tensor<4096x256xf32>) outs(%e271 : tensor<256x4096xf32>) permutation = [1, 0]
+    %e273 = tensor.empty() : tensor<256x256xf32>
+    %c274 = arith.constant 0.000000000e+00 : f32
+    %f275 = linalg.fill ins(%c274 : f32) outs(%e273 : tensor<256x256xf32>) -> tensor<256x256xf32>
+    %mm276 = linalg.matmul ins(%t272, %v263 : tensor<256x4096xf32>, tensor<4096x256xf32>) outs(%f275 : tensor<256x256xf32>) -> tensor<256x256xf32>
+    remat.yield %mm276, %red267, %mm256, %red240, %mm229, %red213, %mm202, %red186, %mm175, %red159, %mm148, %red132 : tensor<256x256xf32>, tensor<256xf32>, tensor<256x256xf32>, tensor<256xf32>, tensor<256x256xf32>, tensor<256xf32>, tensor<256x256xf32>, tensor<256xf32>, tensor<256x256xf32>, tensor<256xf32>, tensor<256x256xf32>, tensor<256xf32>
   } : tensor<256x256xf32>, tensor<256xf32>, tensor<256x256xf32>, tensor<256xf32>, tensor<256x256xf32>, tensor<256xf32>, tensor<256x256xf32>, tensor<256xf32>, tensor<256x256xf32>, tensor<256xf32>, tensor<256x256xf32>, tensor<256xf32>
   return %v113, %grads#0, %grads#1, %grads#2, %grads#3, %grads#4, %grads#5, %grads#6, %grads#7, %grads#8, %grads#9, %grads#10, %grads#11 : tensor<f32>, tensor<256x256xf32>, tensor<256xf32>, tensor<256x256xf32>, tensor<256xf32>, tensor<256x256xf32>, tensor<256xf32>, tensor<256x256xf32>, tensor<256xf32>, tensor<256x256xf32>, tensor<256xf32>, tensor<256x256xf32>, tensor<256xf32>
 }

@@ -225,166 +225,166 @@ func.func @step(%x: tensor<2048x256xf32>, %target: tensor<2048x256xf32>, %ln1_g:
     %v208 = arith.mulf %b207, %v192  : tensor<2048x256xf32>
     %v209 = arith.mulf %b207, %v192  : tensor<2048x256xf32>
     %v210 = arith.addf %v208, %v209  : tensor<2048x256xf32>
-    %v211 = arith.negf %v210 : tensor<2048x256xf32>
-    %cst212 = arith.constant dense<1.111111111e+00> : tensor<2048x256xf32>
-    %v213 = arith.mulf %v210, %cst212  : tensor<2048x256xf32>
-    %cst214 = arith.constant dense<0.000000000e+00> : tensor<2048x256xf32>
-    %v215 = arith.select %m186, %v213, %cst214 : tensor<2048x256xi1>, tensor<2048x256xf32>
-    %e216 = tensor.empty() : tensor<256xf32>
-    %c217 = arith.constant 0.000000000e+00 : f32
-    %f218 = linalg.fill ins(%c217 : f32) outs(%e216 : tensor<256xf32>) -> tensor<256xf32>
-    %red219 = linalg.reduce ins(%v215 : tensor<2048x256xf32>) outs(%f218 : tensor<256xf32>) dimensions = [0]
-      (%in220: f32, %acc221: f32) {
-        %s222 = arith.addf %in220, %acc221 : f32
-        linalg.yield %s222 : f32
+    %cst211 = arith.constant dense<1.111111111e+00> : tensor<2048x256xf32>
+    %v212 = arith.mulf %v210, %cst211  : tensor<2048x256xf32>
+    %cst213 = arith.constant dense<0.000000000e+00> : tensor<2048x256xf32>
+    %v214 = arith.select %m186, %v212, %cst213 : tensor<2048x256xi1>, tensor<2048x256xf32>
+    %e215 = tensor.empty() : tensor<256xf32>
+    %c216 = arith.constant 0.000000000e+00 : f32
+    %f217 = linalg.fill ins(%c216 : f32) outs(%e215 : tensor<256xf32>) -> tensor<256xf32>
+    %red218 = linalg.reduce ins(%v214 : tensor<2048x256xf32>) outs(%f217 : tensor<256xf32>) dimensions = [0]
+      (%in219: f32, %acc220: f32) {
+        %s221 = arith.addf %in219, %acc220 : f32
+        linalg.yield %s221 : f32
       }
-    %e223 = tensor.empty() : tensor<256x1024xf32>
-    %t224 = linalg.transpose ins(%w2 : tensor<1024x256xf32>) outs(%e223 : tensor<256x1024xf32>) permutation = [1, 0]
-    %e225 = tensor.empty() : tensor<2048x1024xf32>
-    %c226 = arith.constant 0.000000000e+00 : f32
-    %f227 = linalg.fill ins(%c226 : f32) outs(%e225 : tensor<2048x1024xf32>) -> tensor<2048x1024xf32>
-    %mm228 = linalg.matmul ins(%v215, %t224 : tensor<2048x256xf32>, tensor<256x1024xf32>) outs(%f227 : tensor<2048x1024xf32>) -> tensor<2048x1024xf32>
-    %e229 = tensor.empty() : tensor<1024x2048xf32>
-    %t230 = linalg.transpose ins(%v176 : tensor<2048x1024xf32>) outs(%e229 : tensor<1024x2048xf32>) permutation = [1, 0]
-    %e231 = tensor.empty() : tensor<1024x256xf32>
-    %c232 = arith.constant 0.000000000e+00 : f32
-    %f233 = linalg.fill ins(%c232 : f32) outs(%e231 : tensor<1024x256xf32>) -> tensor<1024x256xf32>
-    %mm234 = linalg.matmul ins(%t230, %v215 : tensor<1024x2048xf32>, tensor<2048x256xf32>) outs(%f233 : tensor<1024x256xf32>) -> tensor<1024x256xf32>
-    %cst235 = arith.constant dense<5.000000000e-01> : tensor<2048x1024xf32>
-    %v236 = arith.mulf %mm228, %cst235  : tensor<2048x1024xf32>
-    %v237 = arith.mulf %v236, %v173  : tensor<2048x1024xf32>
-    %v238 = arith.mulf %v236, %v163  : tensor<2048x1024xf32>
-    %cst239 = arith.constant dense<1.000000000e+00> : tensor<2048x1024xf32>
-    %v240 = arith.mulf %v172, %v172  : tensor<2048x1024xf32>
-    %v241 = arith.subf %cst239, %v240  : tensor<2048x1024xf32>
-    %v242 = arith.mulf %v238, %v241  : tensor<2048x1024xf32>
-    %cst243 = arith.constant dense<7.978845608e-01> : tensor<2048x1024xf32>
-    %v244 = arith.mulf %v242, %cst243  : tensor<2048x1024xf32>
-    %v245 = arith.addf %v237, %v244  : tensor<2048x1024xf32>
-    %cst246 = arith.constant dense<4.471500000e-02> : tensor<2048x1024xf32>
-    %v247 = arith.mulf %v244, %cst246  : tensor<2048x1024xf32>
-    %v248 = arith.mulf %v247, %v164  : tensor<2048x1024xf32>
-    %v249 = arith.mulf %v247, %v163  : tensor<2048x1024xf32>
-    %v250 = arith.addf %v245, %v248  : tensor<2048x1024xf32>
-    %v251 = arith.mulf %v249, %v163  : tensor<2048x1024xf32>
+    %e222 = tensor.empty() : tensor<256x1024xf32>
+    %t223 = linalg.transpose ins(%w2 : tensor<1024x256xf32>) outs(%e222 : tensor<256x1024xf32>) permutation = [1, 0]
+    %e224 = tensor.empty() : tensor<2048x1024xf32>
+    %c225 = arith.constant 0.000000000e+00 : f32
+    %f226 = linalg.fill ins(%c225 : f32) outs(%e224 : tensor<2048x1024xf32>) -> tensor<2048x1024xf32>
+    %mm227 = linalg.matmul ins(%v214, %t223 : tensor<2048x256xf32>, tensor<256x1024xf32>) outs(%f226 : tensor<2048x1024xf32>) -> tensor<2048x1024xf32>
+    %e228 = tensor.empty() : tensor<1024x2048xf32>
+    %t229 = linalg.transpose ins(%v176 : tensor<2048x1024xf32>) outs(%e228 : tensor<1024x2048xf32>) permutation = [1, 0]
+    %e230 = tensor.empty() : tensor<1024x256xf32>
+    %c231 = arith.constant 0.000000000e+00 : f32
+    %f232 = linalg.fill ins(%c231 : f32) outs(%e230 : tensor<1024x256xf32>) -> tensor<1024x256xf32>
+    %mm233 = linalg.matmul ins(%t229, %v214 : tensor<1024x2048xf32>, tensor<2048x256xf32>) outs(%f232 : tensor<1024x256xf32>) -> tensor<1024x256xf32>
+    %cst234 = arith.constant dense<5.000000000e-01> : tensor<2048x1024xf32>
+    %v235 = arith.mulf %mm227, %cst234  : tensor<2048x1024xf32>
+    %v236 = arith.mulf %v235, %v173  : tensor<2048x1024xf32>
+    %v237 = arith.mulf %v235, %v163  : tensor<2048x1024xf32>
+    %cst238 = arith.constant dense<1.000000000e+00> : tensor<2048x1024xf32>
+    %v239 = arith.mulf %v172, %v172  : tensor<2048x1024xf32>
+    %v240 = arith.subf %cst238, %v239  : tensor<2048x1024xf32>
+    %v241 = arith.mulf %v237, %v240  : tensor<2048x1024xf32>
+    %cst242 = arith.constant dense<7.978845608e-01> : tensor<2048x1024xf32>
+    %v243 = arith.mulf %v241, %cst242  : tensor<2048x1024xf32>
+    %v244 = arith.addf %v236, %v243  : tensor<2048x1024xf32>
+    %cst245 = arith.constant dense<4.471500000e-02> : tensor<2048x1024xf32>
+    %v246 = arith.mulf %v243, %cst245  : tensor<2048x1024xf32>
+    %v247 = arith.mulf %v246, %v164  : tensor<2048x1024xf32>
+    %v248 = arith.addf %v244, %v247  : tensor<2048x1024xf32>
+    %v249 = arith.mulf %v246, %v163  : tensor<2048x1024xf32>
+    %v250 = arith.mulf %v249, %v163  : tensor<2048x1024xf32>
+    %v251 = arith.addf %v248, %v250  : tensor<2048x1024xf32>
     %v252 = arith.mulf %v249, %v163  : tensor<2048x1024xf32>
-    %v253 = arith.addf %v250, %v251  : tensor<2048x1024xf32>
-    %v254 = arith.addf %v253, %v252  : tensor<2048x1024xf32>
-    %e255 = tensor.empty() : tensor<1024xf32>
-    %c256 = arith.constant 0.000000000e+00 : f32
-    %f257 = linalg.fill ins(%c256 : f32) outs(%e255 : tensor<1024xf32>) -> tensor<1024xf32>
-    %red258 = linalg.reduce ins(%v254 : tensor<2048x1024xf32>) outs(%f257 : tensor<1024xf32>) dimensions = [0]
-      (%in259: f32, %acc260: f32) {
-        %s261 = arith.addf %in259, %acc260 : f32
-        linalg.yield %s261 : f32
+    %v253 = arith.addf %v251, %v252  : tensor<2048x1024xf32>
+    %e254 = tensor.empty() : tensor<1024xf32>
+    %c255 = arith.constant 0.000000000e+00 : f32
+    %f256 = linalg.fill ins(%c255 : f32) outs(%e254 : tensor<1024xf32>) -> tensor<1024xf32>
+    %red257 = linalg.reduce ins(%v253 : tensor<2048x1024xf32>) outs(%f256 : tensor<1024xf32>) dimensions = [0]
+      (%in258: f32, %acc259: f32) {
+        %s260 = arith.addf %in258, %acc259 : f32
+        linalg.yield %s260 : f32
       }
-    %e262 = tensor.empty() : tensor<1024x256xf32>
-    %t263 = linalg.transpose ins(%w1 : tensor<256x1024xf32>) outs(%e262 : tensor<1024x256xf32>) permutation = [1, 0]
-    %e264 = tensor.empty() : tensor<2048x256xf32>
-    %c265 = arith.constant 0.000000000e+00 : f32
-    %f266 = linalg.fill ins(%c265 : f32) outs(%e264 : tensor<2048x256xf32>) -> tensor<2048x256xf32>
-    %mm267 = linalg.matmul ins(%v254, %t263 : tensor<2048x1024xf32>, tensor<1024x256xf32>) outs(%f266 : tensor<2048x256xf32>) -> tensor<2048x256xf32>
-    %e268 = tensor.empty() : tensor<256x2048xf32>
-    %t269 = linalg.transpose ins(%v156 : tensor<2048x256xf32>) outs(%e268 : tensor<256x2048xf32>) permutation = [1, 0]
-    %e270 = tensor.empty() : tensor<256x1024xf32>
-    %c271 = arith.constant 0.000000000e+00 : f32
-    %f272 = linalg.fill ins(%c271 : f32) outs(%e270 : tensor<256x1024xf32>) -> tensor<256x1024xf32>
-    %mm273 = linalg.matmul ins(%t269, %v254 : tensor<256x2048xf32>, tensor<2048x1024xf32>) outs(%f272 : tensor<256x1024xf32>) -> tensor<256x1024xf32>
-    %e274 = tensor.empty() : tensor<256xf32>
-    %c275 = arith.constant 0.000000000e+00 : f32
-    %f276 = linalg.fill ins(%c275 : f32) outs(%e274 : tensor<256xf32>) -> tensor<256xf32>
-    %red277 = linalg.reduce ins(%mm267 : tensor<2048x256xf32>) outs(%f276 : tensor<256xf32>) dimensions = [0]
-      (%in278: f32, %acc279: f32) {
-        %s280 = arith.addf %in278, %acc279 : f32
-        linalg.yield %s280 : f32
+    %e261 = tensor.empty() : tensor<1024x256xf32>
+    %t262 = linalg.transpose ins(%w1 : tensor<256x1024xf32>) outs(%e261 : tensor<1024x256xf32>) permutation = [1, 0]
+    %e263 = tensor.empty() : tensor<2048x256xf32>
+    %c264 = arith.constant 0.000000000e+00 : f32
+    %f265 = linalg.fill ins(%c264 : f32) outs(%e263 : tensor<2048x256xf32>) -> tensor<2048x256xf32>
+    %mm266 = linalg.matmul ins(%v253, %t262 : tensor<2048x1024xf32>, tensor<1024x256xf32>) outs(%f265 : tensor<2048x256xf32>) -> tensor<2048x256xf32>
+    %e267 = tensor.empty() : tensor<256x2048xf32>
+    %t268 = linalg.transpose ins(%v156 : tensor<2048x256xf32>) outs(%e267 : tensor<256x2048xf32>) permutation = [1, 0]
+    %e269 = tensor.empty() : tensor<256x1024xf32>
+    %c270 = arith.constant 0.000000000e+00 : f32
+    %f271 = linalg.fill ins(%c270 : f32) outs(%e269 : tensor<256x1024xf32>) -> tensor<256x1024xf32>
+    %mm272 = linalg.matmul ins(%t268, %v253 : tensor<256x2048xf32>, tensor<2048x1024xf32>) outs(%f271 : tensor<256x1024xf32>) -> tensor<256x1024xf32>
+    %e273 = tensor.empty() : tensor<256xf32>
+    %c274 = arith.constant 0.000000000e+00 : f32
+    %f275 = linalg.fill ins(%c274 : f32) outs(%e273 : tensor<256xf32>) -> tensor<256xf32>
+    %red276 = linalg.reduce ins(%mm266 : tensor<2048x256xf32>) outs(%f275 : tensor<256xf32>) dimensions = [0]
+      (%in277: f32, %acc278: f32) {
+        %s279 = arith.addf %in277, %acc278 : f32
+        linalg.yield %s279 : f32
       }
-    %v281 = arith.mulf %mm267, %b152  : tensor<2048x256xf32>
-    %v282 = arith.mulf %mm267, %v150  : tensor<2048x256xf32>
-    %e283 = tensor.empty() : tensor<256xf32>
-    %c284 = arith.constant 0.000000000e+00 : f32
-    %f285 = linalg.fill ins(%c284 : f32) outs(%e283 : tensor<256xf32>) -> tensor<256xf32>
-    %red286 = linalg.reduce ins(%v282 : tensor<2048x256xf32>) outs(%f285 : tensor<256xf32>) dimensions = [0]
-      (%in287: f32, %acc288: f32) {
-        %s289 = arith.addf %in287, %acc288 : f32
-        linalg.yield %s289 : f32
+    %v280 = arith.mulf %mm266, %b152  : tensor<2048x256xf32>
+    %v281 = arith.mulf %mm266, %v150  : tensor<2048x256xf32>
+    %e282 = tensor.empty() : tensor<256xf32>
+    %c283 = arith.constant 0.000000000e+00 : f32
+    %f284 = linalg.fill ins(%c283 : f32) outs(%e282 : tensor<256xf32>) -> tensor<256xf32>
+    %red285 = linalg.reduce ins(%v281 : tensor<2048x256xf32>) outs(%f284 : tensor<256xf32>) dimensions = [0]
+      (%in286: f32, %acc287: f32) {
+        %s288 = arith.addf %in286, %acc287 : f32
+        linalg.yield %s288 : f32
       }
-    %v290 = arith.mulf %v281, %b149  : tensor<2048x256xf32>
-    %v291 = arith.mulf %v281, %v134  : tensor<2048x256xf32>
-    %e292 = tensor.empty() : tensor<2048xf32>
-    %c293 = arith.constant 0.000000000e+00 : f32
-    %f294 = linalg.fill ins(%c293 : f32) outs(%e292 : tensor<2048xf32>) -> tensor<2048xf32>
-    %red295 = linalg.reduce ins(%v291 : tensor<2048x256xf32>) outs(%f294 : tensor<2048xf32>) dimensions = [1]
-      (%in296: f32, %acc297: f32) {
-        %s298 = arith.addf %in296, %acc297 : f32
-        linalg.yield %s298 : f32
+    %v289 = arith.mulf %v280, %b149  : tensor<2048x256xf32>
+    %v290 = arith.mulf %v280, %v134  : tensor<2048x256xf32>
+    %e291 = tensor.empty() : tensor<2048xf32>
+    %c292 = arith.constant 0.000000000e+00 : f32
+    %f293 = linalg.fill ins(%c292 : f32) outs(%e291 : tensor<2048xf32>) -> tensor<2048xf32>
+    %red294 = linalg.reduce ins(%v290 : tensor<2048x256xf32>) outs(%f293 : tensor<2048xf32>) dimensions = [1]
+      (%in295: f32, %acc296: f32) {
+        %s297 = arith.addf %in295, %acc296 : f32
+        linalg.yield %s297 : f32
       }
-    %v299 = arith.mulf %v147, %v147  : tensor<2048xf32>
-    %v300 = arith.mulf %v147, %v299  : tensor<2048xf32>
-    %v301 = arith.mulf %red295, %v300  : tensor<2048xf32>
-    %cst302 = arith.constant dense<-5.000000000e-01> : tensor<2048xf32>
-    %v303 = arith.mulf %v301, %cst302  : tensor<2048xf32>
-    %cst304 = arith.constant dense<3.906250000e-03> : tensor<2048xf32>
-    %v305 = arith.mulf %v303, %cst304  : tensor<2048xf32>
-    %e306 = tensor.empty() : tensor<2048x256xf32>
-    %b307 = linalg.broadcast ins(%v305 : tensor<2048xf32>) outs(%e306 : tensor<2048x256xf32>) dimensions = [1]
-    %v308 = arith.mulf %b307, %v134  : tensor<2048x256xf32>
-    %v309 = arith.mulf %b307, %v134  : tensor<2048x256xf32>
-    %v310 = arith.addf %v290, %v308  : tensor<2048x256xf32>
-    %v311 = arith.addf %v310, %v309  : tensor<2048x256xf32>
-    %v312 = arith.negf %v311 : tensor<2048x256xf32>
-    %v313 = arith.addf %v210, %v311  : tensor<2048x256xf32>
-    %e314 = tensor.empty() : tensor<2048xf32>
-    %c315 = arith.constant 0.000000000e+00 : f32
-    %f316 = linalg.fill ins(%c315 : f32) outs(%e314 : tensor<2048xf32>) -> tensor<2048xf32>
-    %red317 = linalg.reduce ins(%v312 : tensor<2048x256xf32>) outs(%f316 : tensor<2048xf32>) dimensions = [1]
-      (%in318: f32, %acc319: f32) {
-        %s320 = arith.addf %in318, %acc319 : f32
-        linalg.yield %s320 : f32
+    %v298 = arith.mulf %v147, %v147  : tensor<2048xf32>
+    %v299 = arith.mulf %v147, %v298  : tensor<2048xf32>
+    %v300 = arith.mulf %red294, %v299  : tensor<2048xf32>
+    %cst301 = arith.constant dense<-5.000000000e-01> : tensor<2048xf32>
+    %v302 = arith.mulf %v300, %cst301  : tensor<2048xf32>
+    %cst303 = arith.constant dense<3.906250000e-03> : tensor<2048xf32>
+    %v304 = arith.mulf %v302, %cst303  : tensor<2048xf32>
+    %e305 = tensor.empty() : tensor<2048x256xf32>
+    %b306 = linalg.broadcast ins(%v304 : tensor<2048xf32>) outs(%e305 : tensor<2048x256xf32>) dimensions = [1]
+    %v307 = arith.mulf %b306, %v134  : tensor<2048x256xf32>
+    %v308 = arith.addf %v289, %v307  : tensor<2048x256xf32>
+    %v309 = arith.mulf %b306, %v134  : tensor<2048x256xf32>
+    %v310 = arith.addf %v308, %v309  : tensor<2048x256xf32>
+    %v311 = arith.addf %v210, %v310  : tensor<2048x256xf32>
+    %v312 = arith.negf %v310 : tensor<2048x256xf32>
+    %e313 = tensor.empty() : tensor<2048xf32>
+    %c314 = arith.constant 0.000000000e+00 : f32
+    %f315 = linalg.fill ins(%c314 : f32) outs(%e313 : tensor<2048xf32>) -> tensor<2048xf32>
+    %red316 = linalg.reduce ins(%v312 : tensor<2048x256xf32>) outs(%f315 : tensor<2048xf32>) dimensions = [1]
+      (%in317: f32, %acc318: f32) {
+        %s319 = arith.addf %in317, %acc318 : f32
+        linalg.yield %s319 : f32
       }
-    %cst321 = arith.constant dense<3.906250000e-03> : tensor<2048xf32>
-    %v322 = arith.mulf %red317, %cst321  : tensor<2048xf32>
-    %e323 = tensor.empty() : tensor<2048x256xf32>
-    %b324 = linalg.broadcast ins(%v322 : tensor<2048xf32>) outs(%e323 : tensor<2048x256xf32>) dimensions = [1]
-    %v325 = arith.addf %v313, %b324  : tensor<2048x256xf32>
-    %cst326 = arith.constant dense<1.111111111e+00> : tensor<2048x256xf32>
-    %v327 = arith.mulf %v325, %cst326  : tensor<2048x256xf32>
-    %cst328 = arith.constant dense<0.000000000e+00> : tensor<2048x256xf32>
-    %v329 = arith.select %m117, %v327, %cst328 : tensor<2048x256xi1>, tensor<2048x256xf32>
-    %e330 = tensor.empty() : tensor<256x256xf32>
-    %t331 = linalg.transpose ins(%wo : tensor<256x256xf32>) outs(%e330 : tensor<256x256xf32>) permutation = [1, 0]
-    %e332 = tensor.empty() : tensor<2048x256xf32>
-    %c333 = arith.constant 0.000000000e+00 : f32
-    %f334 = linalg.fill ins(%c333 : f32) outs(%e332 : tensor<2048x256xf32>) -> tensor<2048x256xf32>
-    %mm335 = linalg.matmul ins(%v329, %t331 : tensor<2048x256xf32>, tensor<256x256xf32>) outs(%f334 : tensor<2048x256xf32>) -> tensor<2048x256xf32>
-    %e336 = tensor.empty() : tensor<256x2048xf32>
-    %t337 = linalg.transpose ins(%r110 : tensor<2048x256xf32>) outs(%e336 : tensor<256x2048xf32>) permutation = [1, 0]
-    %e338 = tensor.empty() : tensor<256x256xf32>
-    %c339 = arith.constant 0.000000000e+00 : f32
-    %f340 = linalg.fill ins(%c339 : f32) outs(%e338 : tensor<256x256xf32>) -> tensor<256x256xf32>
-    %mm341 = linalg.matmul ins(%t337, %v329 : tensor<256x2048xf32>, tensor<2048x256xf32>) outs(%f340 : tensor<256x256xf32>) -> tensor<256x256xf32>
-    %shape342 = arith.constant dense<[8, 256, 4, 64]> : tensor<4xi64>
-    %r343 = tensor.reshape %mm335(%shape342)  : (tensor<2048x256xf32>, tensor<4xi64>) -> tensor<8x256x4x64xf32>
-    %e344 = tensor.empty() : tensor<8x4x256x64xf32>
-    %t345 = linalg.transpose ins(%r343 : tensor<8x256x4x64xf32>) outs(%e344 : tensor<8x4x256x64xf32>) permutation = [0, 2, 1, 3]
-    %shape346 = arith.constant dense<[32, 256, 64]> : tensor<3xi64>
-    %r347 = tensor.reshape %t345(%shape346)  : (tensor<8x4x256x64xf32>, tensor<3xi64>) -> tensor<32x256x64xf32>
-    %e348 = tensor.empty() : tensor<32x64x256xf32>
-    %t349 = linalg.transpose ins(%r64 : tensor<32x256x64xf32>) outs(%e348 : tensor<32x64x256xf32>) permutation = [0, 2, 1]
-    %e350 = tensor.empty() : tensor<32x256x256xf32>
-    %c351 = arith.constant 0.000000000e+00 : f32
-    %f352 = linalg.fill ins(%c351 : f32) outs(%e350 : tensor<32x256x256xf32>) -> tensor<32x256x256xf32>
-    %bmm353 = linalg.batch_matmul ins(%r347, %t349 : tensor<32x256x64xf32>, tensor<32x64x256xf32>) outs(%f352 : tensor<32x256x256xf32>) -> tensor<32x256x256xf32>
-    %e354 = tensor.empty() : tensor<32x256x256xf32>
-    %t355 = linalg.transpose ins(%v100 : tensor<32x256x256xf32>) outs(%e354 : tensor<32x256x256xf32>) permutation = [0, 2, 1]
-    %e356 = tensor.empty() : tensor<32x256x64xf32>
-    %c357 = arith.constant 0.000000000e+00 : f32
-    %f358 = linalg.fill ins(%c357 : f32) outs(%e356 : tensor<32x256x64xf32>) -> tensor<32x256x64xf32>
-    %bmm359 = linalg.batch_matmul ins(%t355, %r347 : tensor<32x256x256xf32>, tensor<32x256x64xf32>) outs(%f358 : tensor<32x256x64xf32>) -> tensor<32x256x64xf32>
-    %cst360 = arith.constant dense<1.111111111e+00> : tensor<32x256x256xf32>
-    %v361 = arith.mulf %bmm353, %cst360  : tensor<32x256x256xf32>
-    %cst362 = arith.constant dense<0.000000000e+00> : tensor<32x256x256xf32>
-    %v363 = arith.select %m96, %v361, %cst362 : tensor<32x256x256xi1>, tensor<32x256x256xf32>
-    %v364 = arith.divf %v363, %b92  : tensor<32x256x256xf32>
+    %cst320 = arith.constant dense<3.906250000e-03> : tensor<2048xf32>
+    %v321 = arith.mulf %red316, %cst320  : tensor<2048xf32>
+    %e322 = tensor.empty() : tensor<2048x256xf32>
+    %b323 = linalg.broadcast ins(%v321 : tensor<2048xf32>) outs(%e322 : tensor<2048x256xf32>) dimensions = [1]
+    %v324 = arith.addf %v311, %b323  : tensor<2048x256xf32>
+    %cst325 = arith.constant dense<1.111111111e+00> : tensor<2048x256xf32>
+    %v326 = arith.mulf %v324, %cst325  : tensor<2048x256xf32>
+    %cst327 = arith.constant dense<0.000000000e+00> : tensor<2048x256xf32>
+    %v328 = arith.select %m117, %v326, %cst327 : tensor<2048x256xi1>, tensor<2048x256xf32>
+    %e329 = tensor.empty() : tensor<256x256xf32>
+    %t330 = linalg.transpose ins(%wo : tensor<256x256xf32>) outs(%e329 : tensor<256x256xf32>) permutation = [1, 0]
+    %e331 = tensor.empty() : tensor<2048x256xf32>
+    %c332 = arith.constant 0.000000000e+00 : f32
+    %f333 = linalg.fill ins(%c332 : f32) outs(%e331 : tensor<2048x256xf32>) -> tensor<2048x256xf32>
+    %mm334 = linalg.matmul ins(%v328, %t330 : tensor<2048x256xf32>, tensor<256x256xf32>) outs(%f333 : tensor<2048x256xf32>) -> tensor<2048x256xf32>
+    %e335 = tensor.empty() : tensor<256x2048xf32>
+    %t336 = linalg.transpose ins(%r110 : tensor<2048x256xf32>) outs(%e335 : tensor<256x2048xf32>) permutation = [1, 0]
+    %e337 = tensor.empty() : tensor<256x256xf32>
+    %c338 = arith.constant 0.000000000e+00 : f32
+    %f339 = linalg.fill ins(%c338 : f32) outs(%e337 : tensor<256x256xf32>) -> tensor<256x256xf32>
+    %mm340 = linalg.matmul ins(%t336, %v328 : tensor<256x2048xf32>, tensor<2048x256xf32>) outs(%f339 : tensor<256x256xf32>) -> tensor<256x256xf32>
+    %shape341 = arith.constant dense<[8, 256, 4, 64]> : tensor<4xi64>
+    %r342 = tensor.reshape %mm334(%shape341)  : (tensor<2048x256xf32>, tensor<4xi64>) -> tensor<8x256x4x64xf32>
+    %e343 = tensor.empty() : tensor<8x4x256x64xf32>
+    %t344 = linalg.transpose ins(%r342 : tensor<8x256x4x64xf32>) outs(%e343 : tensor<8x4x256x64xf32>) permutation = [0, 2, 1, 3]
+    %shape345 = arith.constant dense<[32, 256, 64]> : tensor<3xi64>
+    %r346 = tensor.reshape %t344(%shape345)  : (tensor<8x4x256x64xf32>, tensor<3xi64>) -> tensor<32x256x64xf32>
+    %e347 = tensor.empty() : tensor<32x64x256xf32>
+    %t348 = linalg.transpose ins(%r64 : tensor<32x256x64xf32>) outs(%e347 : tensor<32x64x256xf32>) permutation = [0, 2, 1]
+    %e349 = tensor.empty() : tensor<32x256x256xf32>
+    %c350 = arith.constant 0.000000000e+00 : f32
+    %f351 = linalg.fill ins(%c350 : f32) outs(%e349 : tensor<32x256x256xf32>) -> tensor<32x256x256xf32>
+    %bmm352 = linalg.batch_matmul ins(%r346, %t348 : tensor<32x256x64xf32>, tensor<32x64x256xf32>) outs(%f351 : tensor<32x256x256xf32>) -> tensor<32x256x256xf32>
+    %e353 = tensor.empty() : tensor<32x256x256xf32>
+    %t354 = linalg.transpose ins(%v100 : tensor<32x256x256xf32>) outs(%e353 : tensor<32x256x256xf32>) permutation = [0, 2, 1]
+    %e355 = tensor.empty() : tensor<32x256x64xf32>
+    %c356 = arith.constant 0.000000000e+00 : f32
+    %f357 = linalg.fill ins(%c356 : f32) outs(%e355 : tensor<32x256x64xf32>) -> tensor<32x256x64xf32>
+    %bmm358 = linalg.batch_matmul ins(%t354, %r346 : tensor<32x256x256xf32>, tensor<32x256x64xf32>) outs(%f357 : tensor<32x256x64xf32>) -> tensor<32x256x64xf32>
+    %cst359 = arith.constant dense<1.111111111e+00> : tensor<32x256x256xf32>
+    %v360 = arith.mulf %bmm352, %cst359  : tensor<32x256x256xf32>
+    %cst361 = arith.constant dense<0.000000000e+00> : tensor<32x256x256xf32>
+    %v362 = arith.select %m96, %v360, %cst361 : tensor<32x256x256xi1>, tensor<32x256x256xf32>
+    %v363 = arith.divf %v362, %b92  : tensor<32x256x256xf32>
+    %v364 = arith.divf %v362, %b92  : tensor<32x256x256xf32>
     %v365 = arith.mulf %v364, %v93  : tensor<32x256x256xf32>
     %v366 = arith.negf %v365 : tensor<32x256x256xf32>
     %e367 = tensor.empty() : tensor<32x256xf32>
@@ -397,138 +397,98 @@ func.func @step(%x: tensor<2048x256xf32>, %target: tensor<2048x256xf32>, %ln1_g:
       }
     %e374 = tensor.empty() : tensor<32x256x256xf32>
     %b375 = linalg.broadcast ins(%red370 : tensor<32x256xf32>) outs(%e374 : tensor<32x256x256xf32>) dimensions = [2]
-    %v376 = arith.addf %v364, %b375  : tensor<32x256x256xf32>
+    %v376 = arith.addf %v363, %b375  : tensor<32x256x256xf32>
     %v377 = arith.mulf %v376, %v83  : tensor<32x256x256xf32>
-    %v378 = arith.negf %v377 : tensor<32x256x256xf32>
-    %cst379 = arith.constant dense<1.250000000e-01> : tensor<32x256x256xf32>
-    %v380 = arith.mulf %v377, %cst379  : tensor<32x256x256xf32>
-    %e381 = tensor.empty() : tensor<32x256x64xf32>
-    %t382 = linalg.transpose ins(%t66 : tensor<32x64x256xf32>) outs(%e381 : tensor<32x256x64xf32>) permutation = [0, 2, 1]
-    %e383 = tensor.empty() : tensor<32x256x64xf32>
-    %c384 = arith.constant 0.000000000e+00 : f32
-    %f385 = linalg.fill ins(%c384 : f32) outs(%e383 : tensor<32x256x64xf32>) -> tensor<32x256x64xf32>
-    %bmm386 = linalg.batch_matmul ins(%v380, %t382 : tensor<32x256x256xf32>, tensor<32x256x64xf32>) outs(%f385 : tensor<32x256x64xf32>) -> tensor<32x256x64xf32>
-    %e387 = tensor.empty() : tensor<32x64x256xf32>
-    %t388 = linalg.transpose ins(%r44 : tensor<32x256x64xf32>) outs(%e387 : tensor<32x64x256xf32>) permutation = [0, 2, 1]
-    %e389 = tensor.empty() : tensor<32x64x256xf32>
-    %c390 = arith.constant 0.000000000e+00 : f32
-    %f391 = linalg.fill ins(%c390 : f32) outs(%e389 : tensor<32x64x256xf32>) -> tensor<32x64x256xf32>
-    %bmm392 = linalg.batch_matmul ins(%t388, %v380 : tensor<32x64x256xf32>, tensor<32x256x256xf32>) outs(%f391 : tensor<32x64x256xf32>) -> tensor<32x64x256xf32>
-    %e393 = tensor.empty() : tensor<32x256x64xf32>
-    %t394 = linalg.transpose ins(%bmm392 : tensor<32x64x256xf32>) outs(%e393 : tensor<32x256x64xf32>) permutation = [0, 2, 1]
-    %shape395 = arith.constant dense<[8, 4, 256, 64]> : tensor<4xi64>
-    %r396 = tensor.reshape %bmm359(%shape395)  : (tensor<32x256x64xf32>, tensor<4xi64>) -> tensor<8x4x256x64xf32>
-    %e397 = tensor.empty() : tensor<8x256x4x64xf32>
-    %t398 = linalg.transpose ins(%r396 : tensor<8x4x256x64xf32>) outs(%e397 : tensor<8x256x4x64xf32>) permutation = [0, 2, 1, 3]
-    %shape399 = arith.constant dense<[2048, 256]> : tensor<2xi64>
-    %r400 = tensor.reshape %t398(%shape399)  : (tensor<8x256x4x64xf32>, tensor<2xi64>) -> tensor<2048x256xf32>
-    %e401 = tensor.empty() : tensor<256x256xf32>
-    %t402 = linalg.transpose ins(%wv : tensor<256x256xf32>) outs(%e401 : tensor<256x256xf32>) permutation = [1, 0]
-    %e403 = tensor.empty() : tensor<2048x256xf32>
-    %c404 = arith.constant 0.000000000e+00 : f32
-    %f405 = linalg.fill ins(%c404 : f32) outs(%e403 : tensor<2048x256xf32>) -> tensor<2048x256xf32>
-    %mm406 = linalg.matmul ins(%r400, %t402 : tensor<2048x256xf32>, tensor<256x256xf32>) outs(%f405 : tensor<2048x256xf32>) -> tensor<2048x256xf32>
-    %e407 = tensor.empty() : tensor<256x2048xf32>
-    %t408 = linalg.transpose ins(%v34 : tensor<2048x256xf32>) outs(%e407 : tensor<256x2048xf32>) permutation = [1, 0]
-    %e409 = tensor.empty() : tensor<256x256xf32>
-    %c410 = arith.constant 0.000000000e+00 : f32
-    %f411 = linalg.fill ins(%c410 : f32) outs(%e409 : tensor<256x256xf32>) -> tensor<256x256xf32>
-    %mm412 = linalg.matmul ins(%t408, %r400 : tensor<256x2048xf32>, tensor<2048x256xf32>) outs(%f411 : tensor<256x256xf32>) -> tensor<256x256xf32>
-    %shape413 = arith.constant dense<[8, 4, 256, 64]> : tensor<4xi64>
-    %r414 = tensor.reshape %t394(%shape413)  : (tensor<32x256x64xf32>, tensor<4xi64>) -> tensor<8x4x256x64xf32>
-    %e415 = tensor.empty() : tensor<8x256x4x64xf32>
-    %t416 = linalg.transpose ins(%r414 : tensor<8x4x256x64xf32>) outs(%e415 : tensor<8x256x4x64xf32>) permutation = [0, 2, 1, 3]
-    %shape417 = arith.constant dense<[2048, 256]> : tensor<2xi64>
-    %r418 = tensor.reshape %t416(%shape417)  : (tensor<8x256x4x64xf32>, tensor<2xi64>) -> tensor<2048x256xf32>
-    %e419 = tensor.empty() : tensor<256x256xf32>
-    %t420 = linalg.transpose ins(%wk : tensor<256x256xf32>) outs(%e419 : tensor<256x256xf32>) permutation = [1, 0]
-    %e421 = tensor.empty() : tensor<2048x256xf32>
-    %c422 = arith.constant 0.000000000e+00 : f32
-    %f423 = linalg.fill ins(%c422 : f32) outs(%e421 : tensor<2048x256xf32>) -> tensor<2048x256xf32>
-    %mm424 = linalg.matmul ins(%r418, %t420 : tensor<2048x256xf32>, tensor<256x256xf32>) outs(%f423 : tensor<2048x256xf32>) -> tensor<2048x256xf32>
+    %cst378 = arith.constant dense<1.250000000e-01> : tensor<32x256x256xf32>
+    %v379 = arith.mulf %v377, %cst378  : tensor<32x256x256xf32>
+    %e380 = tensor.empty() : tensor<32x256x64xf32>
+    %t381 = linalg.transpose ins(%t66 : tensor<32x64x256xf32>) outs(%e380 : tensor<32x256x64xf32>) permutation = [0, 2, 1]
+    %e382 = tensor.empty() : tensor<32x256x64xf32>
+    %c383 = arith.constant 0.000000000e+00 : f32
+    %f384 = linalg.fill ins(%c383 : f32) outs(%e382 : tensor<32x256x64xf32>) -> tensor<32x256x64xf32>
+    %bmm385 = linalg.batch_matmul ins(%v379, %t381 : tensor<32x256x256xf32>, tensor<32x256x64xf32>) outs(%f384 : tensor<32x256x64xf32>) -> tensor<32x256x64xf32>
+    %e386 = tensor.empty() : tensor<32x64x256xf32>
+    %t387 = linalg.transpose ins(%r44 : tensor<32x256x64xf32>) outs(%e386 : tensor<32x64x256xf32>) permutation = [0, 2, 1]
+    %e388 = tensor.empty() : tensor<32x64x256xf32>
+    %c389 = arith.constant 0.000000000e+00 : f32
+    %f390 = linalg.fill ins(%c389 : f32) outs(%e388 : tensor<32x64x256xf32>) -> tensor<32x64x256xf32>
+    %bmm391 = linalg.batch_matmul ins(%t387, %v379 : tensor<32x64x256xf32>, tensor<32x256x256xf32>) outs(%f390 : tensor<32x64x256xf32>) -> tensor<32x64x256xf32>
+    %e392 = tensor.empty() : tensor<32x256x64xf32>
+    %t393 = linalg.transpose ins(%bmm391 : tensor<32x64x256xf32>) outs(%e392 : tensor<32x256x64xf32>) permutation = [0, 2, 1]
+    %shape394 = arith.constant dense<[8, 4, 256, 64]> : tensor<4xi64>
+    %r395 = tensor.reshape %bmm358(%shape394)  : (tensor<32x256x64xf32>, tensor<4xi64>) -> tensor<8x4x256x64xf32>
+    %e396 = tensor.empty() : tensor<8x256x4x64xf32>
+    %t397 = linalg.transpose ins(%r395 : tensor<8x4x256x64xf32>) outs(%e396 : tensor<8x256x4x64xf32>) permutation = [0, 2, 1, 3]
+    %shape398 = arith.constant dense<[2048, 256]> : tensor<2xi64>
+    %r399 = tensor.reshape %t397(%shape398)  : (tensor<8x256x4x64xf32>, tensor<2xi64>) -> tensor<2048x256xf32>
+    %e400 = tensor.empty() : tensor<256x256xf32>
+    %t401 = linalg.transpose ins(%wv : tensor<256x256xf32>) outs(%e400 : tensor<256x256xf32>) permutation = [1, 0]
+    %e402 = tensor.empty() : tensor<2048x256xf32>
+    %c403 = arith.constant 0.000000000e+00 : f32
+    %f404 = linalg.fill ins(%c403 : f32) outs(%e402 : tensor<2048x256xf32>) -> tensor<2048x256xf32>
+    %mm405 = linalg.matmul ins(%r399, %t401 : tensor<2048x256xf32>, tensor<256x256xf32>) outs(%f404 : tensor<2048x256xf32>) -> tensor<2048x256xf32>
+    %e406 = tensor.empty() : tensor<256x2048xf32>
+    %t407 = linalg.transpose ins(%v34 : tensor<2048x256xf32>) outs(%e406 : tensor<256x2048xf32>) permutation = [1, 0]
+    %e408 = tensor.empty() : tensor<256x256xf32>
+    %c409 = arith.constant 0.000000000e+00 : f32
+    %f410 = linalg.fill ins(%c409 : f32) outs(%e408 : tensor<256x256xf32>) -> tensor<256x256xf32>
+    %mm411 = linalg.matmul ins(%t407, %r399 : tensor<256x2048xf32>, tensor<2048x256xf32>) outs(%f410 : tensor<256x256xf32>) -> tensor<256x256xf32>
+    %shape412 = arith.constant dense<[8, 4, 256, 64]> : tensor<4xi64>
+    %r413 = tensor.reshape %t393(%shape412)  : (tensor<32x256x64xf32>, tensor<4xi64>) -> tensor<8x4x256x64xf32>
+    %e414 = tensor.empty() : tensor<8x256x4x64xf32>
+    %t415 = linalg.transpose ins(%r413 : tensor<8x4x256x64xf32>) outs(%e414 : tensor<8x256x4x64xf32>) permutation = [0, 2, 1, 3]
+    %shape416 = arith.constant dense<[2048, 256]> : tensor<2xi64>
+    %r417 = tensor.reshape %t415(%shape416)  : (tensor<8x256x4x64xf32>, tensor<2xi64>) -> tensor<2048x256xf32>
+    %e418 = tensor.empty() : tensor<256x256xf32>
+    %t419 = linalg.transpose ins(%wk : tensor<256x256xf32>) outs(%e418 : tensor<256x256xf32>) permutation = [1, 0]
+    %e420 = tensor.empty() : tensor<2048x256xf32>
+    %c421 = arith.constant 0.000000000e+00 : f32
+    %f422 = linalg.fill ins(%c421 : f32) outs(%e420 : tensor<2048x256xf32>) -> tensor<2048x256xf32>
+    %mm423 = linalg.matmul ins(%r417, %t419 : tensor<2048x256xf32>, tensor<256x256xf32>) outs(%f422 : tensor<2048x256xf32>) -> tensor<2048x256xf32>
+    %v424 = arith.addf %mm405, %mm423  : tensor<2048x256xf32>
     %e425 = tensor.empty() : tensor<256x2048xf32>
     %t426 = linalg.transpose ins(%v34 : tensor<2048x256xf32>) outs(%e425 : tensor<256x2048xf32>) permutation = [1, 0]
     %e427 = tensor.empty() : tensor<256x256xf32>
     %c428 = arith.constant 0.000000000e+00 : f32
     %f429 = linalg.fill ins(%c428 : f32) outs(%e427 : tensor<256x256xf32>) -> tensor<256x256xf32>
-    %mm430 = linalg.matmul ins(%t426, %r418 : tensor<256x2048xf32>, tensor<2048x256xf32>) outs(%f429 : tensor<256x256xf32>) -> tensor<256x256xf32>
-    %v431 = arith.addf %mm406, %mm424  : tensor<2048x256xf32>
-    %shape432 = arith.constant dense<[8, 4, 256, 64]> : tensor<4xi64>
-    %r433 = tensor.reshape %bmm386(%shape432)  : (tensor<32x256x64xf32>, tensor<4xi64>) -> tensor<8x4x256x64xf32>
-    %e434 = tensor.empty() : tensor<8x256x4x64xf32>
-    %t435 = linalg.transpose ins(%r433 : tensor<8x4x256x64xf32>) outs(%e434 : tensor<8x256x4x64xf32>) permutation = [0, 2, 1, 3]
-    %shape436 = arith.constant dense<[2048, 256]> : tensor<2xi64>
-    %r437 = tensor.reshape %t435(%shape436)  : (tensor<8x256x4x64xf32>, tensor<2xi64>) -> tensor<2048x256xf32>
-    %e438 = tensor.empty() : tensor<256x256xf32>
-    %t439 = linalg.transpose ins(%wq : tensor<256x256xf32>) outs(%e438 : tensor<256x256xf32>) permutation = [1, 0]
-    %e440 = tensor.empty() : tensor<2048x256xf32>
-    %c441 = arith.constant 0.000000000e+00 : f32
-    %f442 = linalg.fill ins(%c441 : f32) outs(%e440 : tensor<2048x256xf32>) -> tensor<2048x256xf32>
-    %mm443 = linalg.matmul ins(%r437, %t439 : tensor<2048x256xf32>, tensor<256x256xf32>) outs(%f442 : tensor<2048x256xf32>) -> tensor<2048x256xf32>
+    %mm430 = linalg.matmul ins(%t426, %r417 : tensor<256x2048xf32>, tensor<2048x256xf32>) outs(%f429 : tensor<256x256xf32>) -> tensor<256x256xf32>
+    %shape431 = arith.constant dense<[8, 4, 256, 64]> : tensor<4xi64>
+    %r432 = tensor.reshape %bmm385(%shape431)  : (tensor<32x256x64xf32>, tensor<4xi64>) -> tensor<8x4x256x64xf32>
+    %e433 = tensor.empty() : tensor<8x256x4x64xf32>
+    %t434 = linalg.transpose ins(%r432 : tensor<8x4x256x64xf32>) outs(%e433 : tensor<8x256x4x64xf32>) permutation = [0, 2, 1, 3]
+    %shape435 = arith.constant dense<[2048, 256]> : tensor<2xi64>
+    %r436 = tensor.reshape %t434(%shape435)  : (tensor<8x256x4x64xf32>, tensor<2xi64>) -> tensor<2048x256xf32>
+    %e437 = tensor.empty() : tensor<256x256xf32>
+    %t438 = linalg.transpose ins(%wq : tensor<256x256xf32>) outs(%e437 : tensor<256x256xf32>) permutation = [1, 0]
+    %e439 = tensor.empty() : tensor<2048x256xf32>
+    %c440 = arith.constant 0.000000000e+00 : f32
+    %f441 = linalg.fill ins(%c440 : f32) outs(%e439 : tensor<2048x256xf32>) -> tensor<2048x256xf32>
+    %mm442 = linalg.matmul ins(%r436, %t438 : tensor<2048x256xf32>, tensor<256x256xf32>) outs(%f441 : tensor<2048x256xf32>) -> tensor<2048x256xf32>
+    %v443 = arith.addf %v424, %mm442  : tensor<2048x256xf32>
     %e444 = tensor.empty() : tensor<256x2048xf32>
     %t445 = linalg.transpose ins(%v34 : tensor<2048x256xf32>) outs(%e444 : tensor<256x2048xf32>) permutation = [1, 0]
     %e446 = tensor.empty() : tensor<256x256xf32>
     %c447 = arith.constant 0.000000000e+00 : f32
     %f448 = linalg.fill ins(%c447 : f32) outs(%e446 : tensor<256x256xf32>) -> tensor<256x256xf32>
-    %mm449 = linalg.matmul ins(%t445, %r437 : tensor<256x2048xf32>, tensor<2048x256xf32>) outs(%f448 : tensor<256x256xf32>) -> tensor<256x256xf32>
-    %v450 = arith.addf %v431, %mm443  : tensor<2048x256xf32>
-    %e451 = tensor.empty() : tensor<256xf32>
-    %c452 = arith.constant 0.000000000e+00 : f32
-    %f453 = linalg.fill ins(%c452 : f32) outs(%e451 : tensor<256xf32>) -> tensor<256xf32>
-    %red454 = linalg.reduce ins(%v450 : tensor<2048x256xf32>) outs(%f453 : tensor<256xf32>) dimensions = [0]
-      (%in455: f32, %acc456: f32) {
-        %s457 = arith.addf %in455, %acc456 : f32
-        linalg.yield %s457 : f32
+    %mm449 = linalg.matmul ins(%t445, %r436 : tensor<256x2048xf32>, tensor<2048x256xf32>) outs(%f448 : tensor<256x256xf32>) -> tensor<256x256xf32>
+    %e450 = tensor.empty() : tensor<256xf32>
+    %c451 = arith.constant 0.000000000e+00 : f32
+    %f452 = linalg.fill ins(%c451 : f32) outs(%e450 : tensor<256xf32>) -> tensor<256xf32>
+    %red453 = linalg.reduce ins(%v443 : tensor<2048x256xf32>) outs(%f452 : tensor<256xf32>) dimensions = [0]
+      (%in454: f32, %acc455: f32) {
+        %s456 = arith.addf %in454, %acc455 : f32
+        linalg.yield %s456 : f32
       }
-    %v458 = arith.mulf %v450, %b30  : tensor<2048x256xf32>
-    %v459 = arith.mulf %v450, %v28  : tensor<2048x256xf32>
-    %e460 = tensor.empty() : tensor<256xf32>
-    %c461 = arith.constant 0.000000000e+00 : f32
-    %f462 = linalg.fill ins(%c461 : f32) outs(%e460 : tensor<256xf32>) -> tensor<256xf32>
-    %red463 = linalg.reduce ins(%v459 : tensor<2048x256xf32>) outs(%f462 : tensor<256xf32>) dimensions = [0]
-      (%in464: f32, %acc465: f32) {
-        %s466 = arith.addf %in464, %acc465 : f32
-        linalg.yield %s466 : f32
+    %v457 = arith.mulf %v443, %v28  : tensor<2048x256xf32>
+    %e458 = tensor.empty() : tensor<256xf32>
+    %c459 = arith.constant 0.000000000e+00 : f32
+    %f460 = linalg.fill ins(%c459 : f32) outs(%e458 : tensor<256xf32>) -> tensor<256xf32>
+    %red461 = linalg.reduce ins(%v457 : tensor<2048x256xf32>) outs(%f460 : tensor<256xf32>) dimensions = [0]
+      (%in462: f32, %acc463: f32) {
+        %s464 = arith.addf %in462, %acc463 : f32
+        linalg.yield %s464 : f32
       }
-    %v467 = arith.mulf %v458, %b27  : tensor<2048x256xf32>
-    %v468 = arith.mulf %v458, %v12  : tensor<2048x256xf32>
-    %e469 = tensor.empty() : tensor<2048xf32>
-    %c470 = arith.constant 0.000000000e+00 : f32
-    %f471 = linalg.fill ins(%c470 : f32) outs(%e469 : tensor<2048xf32>) -> tensor<2048xf32>
-    %red472 = linalg.reduce ins(%v468 : tensor<2048x256xf32>) outs(%f471 : tensor<2048xf32>) dimensions = [1]
-      (%in473: f32, %acc474: f32) {
-        %s475 = arith.addf %in473, %acc474 : f32
-        linalg.yield %s475 : f32
-      }
-    %v476 = arith.mulf %v25, %v25  : tensor<2048xf32>
-    %v477 = arith.mulf %v25, %v476  : tensor<2048xf32>
-    %v478 = arith.mulf %red472, %v477  : tensor<2048xf32>
-    %cst479 = arith.constant dense<-5.000000000e-01> : tensor<2048xf32>
-    %v480 = arith.mulf %v478, %cst479  : tensor<2048xf32>
-    %cst481 = arith.constant dense<3.906250000e-03> : tensor<2048xf32>
-    %v482 = arith.mulf %v480, %cst481  : tensor<2048xf32>
-    %e483 = tensor.empty() : tensor<2048x256xf32>
-    %b484 = linalg.broadcast ins(%v482 : tensor<2048xf32>) outs(%e483 : tensor<2048x256xf32>) dimensions = [1]
-    %v485 = arith.mulf %b484, %v12  : tensor<2048x256xf32>
-    %v486 = arith.mulf %b484, %v12  : tensor<2048x256xf32>
-    %v487 = arith.addf %v467, %v485  : tensor<2048x256xf32>
-    %v488 = arith.addf %v487, %v486  : tensor<2048x256xf32>
-    %v489 = arith.negf %v488 : tensor<2048x256xf32>
-    %v490 = arith.addf %v325, %v488  : tensor<2048x256xf32>
-    %e491 = tensor.empty() : tensor<2048xf32>
-    %c492 = arith.constant 0.000000000e+00 : f32
-    %f493 = linalg.fill ins(%c492 : f32) outs(%e491 : tensor<2048xf32>) -> tensor<2048xf32>
-    %red494 = linalg.reduce ins(%v489 : tensor<2048x256xf32>) outs(%f493 : tensor<2048xf32>) dimensions = [1]
-      (%in495: f32, %acc496: f32) {
-        %s497 = arith.addf %in495, %acc496 : f32
-        linalg.yield %s497 : f32
-      }
-    %cst498 = arith.constant dense<3.906250000e-03> : tensor<2048xf32>
-    %v499 = arith.mulf %red494, %cst498  : tensor<2048xf32>
-    %e500 = tensor.empty() : tensor<2048x256xf32>
-    %b501 = linalg.broadcast ins(%v499 : tensor<2048xf32>) outs(%e500 : tensor<2048x256xf32>) dimensions = [1]
-    %v502 = arith.addf %v490, %b501  : tensor<2048x256xf32>
-    remat.yield %red463, %red454, %mm449, %mm430, %mm412, %mm341, %red286, %red277, %mm273, %red258, %mm234, %red219 : tensor<256xf32>, tensor<256xf32>, tensor<256x256xf32>, tensor<256x256xf32>, tensor<256x256xf32>, tensor<256x256xf32>, tensor<256xf32>, tensor<256xf32>, tensor<256x1024xf32>, tensor<1024xf32>, tensor<1024x256xf32>, tensor<256xf32>
+    remat.yield %red461, %red453, %mm449, %mm430, %mm411, %mm340, %red285, %red276, %mm272, %red257, %mm233, %red218 : tensor<256xf32>, tensor<256xf32>, tensor<256x256xf32>, tensor<256x256xf32>, tensor<256x256xf32>, tensor<256x256xf32>, tensor<256xf32>, tensor<256xf32>, tensor<256x1024xf32>, tensor<1024xf32>, tensor<1024x256xf32>, tensor<256xf32>
   } : tensor<256xf32>, tensor<256xf32>, tensor<256x256xf32>, tensor<256x256xf32>, tensor<256x256xf32>, tensor<256x256xf32>, tensor<256xf32>, tensor<256xf32>, tensor<256x1024xf32>, tensor<1024xf32>, tensor<1024x256xf32>, tensor<256xf32>
   return %v202, %grads#0, %grads#1, %grads#2, %grads#3, %grads#4, %grads#5, %grads#6, %grads#7, %grads#8, %grads#9, %grads#10, %grads#11 : tensor<f32>, tensor<256xf32>, tensor<256xf32>, tensor<256x256xf32>, tensor<256x256xf32>, tensor<256x256xf32>, tensor<256x256xf32>, tensor<256xf32>, tensor<256xf32>, tensor<256x1024xf32>, tensor<1024xf32>, tensor<1024x256xf32>, tensor<256xf32>
 }

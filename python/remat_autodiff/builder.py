@@ -52,8 +52,11 @@ class Value:
 
 class Node:
     """A forward primitive: its inputs, its output, and how to pull a
-    gradient back through it (a function of the builder and the output's
-    gradient that returns one gradient or None per input)."""
+    gradient back through it: a function of the builder and the output's
+    gradient that returns, per input, a thunk emitting that input's gradient.
+    Thunks run only for inputs that depend on a parameter, so the backward
+    holds no dead code (which CSE would otherwise merge with live code,
+    stretching live ranges)."""
 
     def __init__(self, inputs, output, vjp):
         self.inputs = inputs
@@ -167,37 +170,37 @@ class Builder:
 
     def add(self, a, b):
         out = self._binary("addf", a, b)
-        return self._record([a, b], out, lambda bb, g: [g, g])
+        return self._record([a, b], out, lambda bb, g: [lambda: g, lambda: g])
 
     def sub(self, a, b):
         out = self._binary("subf", a, b)
         return self._record([a, b], out,
-                            lambda bb, g: [g, bb.neg(g)])
+                            lambda bb, g: [lambda: g, lambda: bb.neg(g)])
 
     def mul(self, a, b):
         out = self._binary("mulf", a, b)
         return self._record([a, b], out,
-                            lambda bb, g: [bb.mul(g, b), bb.mul(g, a)])
+                            lambda bb, g: [lambda: bb.mul(g, b), lambda: bb.mul(g, a)])
 
     def div(self, a, b):
         out = self._binary("divf", a, b)
 
         def vjp(bb, g):
-            ga = bb.div(g, b)
-            return [ga, bb.neg(bb.mul(ga, out))]
+            return [lambda: bb.div(g, b),
+                    lambda: bb.neg(bb.mul(bb.div(g, b), out))]
         return self._record([a, b], out, vjp)
 
     def neg(self, a):
         out = self._new(a.shape)
         self._emit(f"  {out.name} = arith.negf {a.name}{self._attrs()} : "
                    f"{out.type}")
-        return self._record([a], out, lambda bb, g: [bb.neg(g)])
+        return self._record([a], out, lambda bb, g: [lambda: bb.neg(g)])
 
     def scale(self, a, c):
         """a * c for a Python constant c."""
         k = self._splat(c, a.shape)
         out = self._binary("mulf", a, k)
-        return self._record([a], out, lambda bb, g: [bb.scale(g, c)])
+        return self._record([a], out, lambda bb, g: [lambda: bb.scale(g, c)])
 
     def _unary_math(self, op, a):
         out = self._new(a.shape)
@@ -209,21 +212,21 @@ class Builder:
         out = self._unary_math("tanh", a)
 
         def vjp(bb, g):
-            one = bb._splat(1.0, a.shape)
-            return [bb.mul(g, bb.sub(one, bb.mul(out, out)))]
+            return [lambda: bb.mul(g, bb.sub(bb._splat(1.0, a.shape),
+                                             bb.mul(out, out)))]
         return self._record([a], out, vjp)
 
     def exp(self, a):
         out = self._unary_math("exp", a)
-        return self._record([a], out, lambda bb, g: [bb.mul(g, out)])
+        return self._record([a], out, lambda bb, g: [lambda: bb.mul(g, out)])
 
     def rsqrt(self, a):
         out = self._unary_math("rsqrt", a)
 
         def vjp(bb, g):
             # d/da a^-1/2 = -1/2 a^-3/2 = -1/2 out^3
-            cube = bb.mul(out, bb.mul(out, out))
-            return [bb.scale(bb.mul(g, cube), -0.5)]
+            return [lambda: bb.scale(
+                bb.mul(g, bb.mul(out, bb.mul(out, out))), -0.5)]
         return self._record([a], out, vjp)
 
     def relu(self, a):
@@ -233,8 +236,10 @@ class Builder:
                    f"{self._attrs()} : {out.type}")
 
         def vjp(bb, g):
-            z = bb._splat(0.0, a.shape)
-            return [bb._select(bb._cmp("ogt", a, z), g, z)]
+            def grad():
+                z = bb._splat(0.0, a.shape)
+                return bb._select(bb._cmp("ogt", a, z), g, z)
+            return [grad]
         return self._record([a], out, vjp)
 
     def _cmp(self, pred, a, b):
@@ -259,8 +264,8 @@ class Builder:
                    f"{init.type}) -> {out.type}")
 
         def vjp(bb, g):
-            return [bb.matmul(g, bb.transpose(b, (1, 0))),
-                    bb.matmul(bb.transpose(a, (1, 0)), g)]
+            return [lambda: bb.matmul(g, bb.transpose(b, (1, 0))),
+                    lambda: bb.matmul(bb.transpose(a, (1, 0)), g)]
         return self._record([a, b], out, vjp)
 
     def batch_matmul(self, a, b):
@@ -273,8 +278,8 @@ class Builder:
                    f"outs({init.name} : {init.type}) -> {out.type}")
 
         def vjp(bb, g):
-            return [bb.batch_matmul(g, bb.transpose(b, (0, 2, 1))),
-                    bb.batch_matmul(bb.transpose(a, (0, 2, 1)), g)]
+            return [lambda: bb.batch_matmul(g, bb.transpose(b, (0, 2, 1))),
+                    lambda: bb.batch_matmul(bb.transpose(a, (0, 2, 1)), g)]
         return self._record([a, b], out, vjp)
 
     def transpose(self, a, perm):
@@ -289,7 +294,7 @@ class Builder:
         for i, p in enumerate(perm):
             inverse[p] = i
         return self._record([a], out,
-                            lambda bb, g: [bb.transpose(g, tuple(inverse))])
+                            lambda bb, g: [lambda: bb.transpose(g, tuple(inverse))])
 
     def reshape(self, a, shape):
         """Row-major reshape (tensor.reshape through a shape constant)."""
@@ -302,7 +307,7 @@ class Builder:
         self._emit(f"  {out.name} = tensor.reshape {a.name}({shape_const}) "
                    f"{self._attrs()} : ({a.type}, tensor<{len(shape)}xi64>) -> "
                    f"{out.type}")
-        return self._record([a], out, lambda bb, g: [bb.reshape(g, a.shape)])
+        return self._record([a], out, lambda bb, g: [lambda: bb.reshape(g, a.shape)])
 
     def reduce(self, a, dims, kind="sum"):
         """Sum (or max, without a gradient) over `dims`."""
@@ -324,7 +329,7 @@ class Builder:
         if kind == "max":
             return out  # used for stability shifts only: no gradient.
         return self._record([a], out,
-                            lambda bb, g: [bb.broadcast(g, a.shape, dims)])
+                            lambda bb, g: [lambda: bb.broadcast(g, a.shape, dims)])
 
     def broadcast(self, a, shape, dims):
         """Broadcasts `a` to `shape`, adding the dimensions `dims`."""
@@ -334,7 +339,7 @@ class Builder:
                    f"outs({init.name} : {init.type}) dimensions = "
                    f"[{', '.join(str(d) for d in dims)}]{self._attrs()}")
         return self._record([a], out,
-                            lambda bb, g: [bb.reduce(g, dims, "sum")])
+                            lambda bb, g: [lambda: bb.reduce(g, dims, "sum")])
 
     def concat(self, values, dim):
         shape = list(values[0].shape)
@@ -346,11 +351,11 @@ class Builder:
                    f"{self._attrs()} : ({types}) -> {out.type}")
 
         def vjp(bb, g):
-            grads, start = [], 0
+            thunks, start = [], 0
             for v in values:
-                grads.append(bb.slice(g, dim, start, v.shape[dim]))
+                thunks.append(lambda s=start, n=v.shape[dim]: bb.slice(g, dim, s, n))
                 start += v.shape[dim]
-            return grads
+            return thunks
         return self._record(list(values), out, vjp)
 
     def slice(self, a, dim, start, size):
@@ -365,6 +370,9 @@ class Builder:
                    f"{a.type} to {out.type}")
 
         def vjp(bb, g):
+            return [lambda: grad(bb, g)]
+
+        def grad(bb, g):
             # The gradient of a slice is zero outside it.
             parts = []
             if start:
@@ -372,7 +380,7 @@ class Builder:
             parts.append(g)
             if start + size < a.shape[dim]:
                 parts.append(bb._zeros_with(a, dim, a.shape[dim] - start - size))
-            return [parts[0] if len(parts) == 1 else bb.concat(parts, dim)]
+            return parts[0] if len(parts) == 1 else bb.concat(parts, dim)
         return self._record([a], out, vjp)
 
     def _zeros_with(self, a, dim, size):
@@ -392,8 +400,8 @@ class Builder:
         out = self._select(keep, scaled, self._splat(0.0, a.shape))
 
         def vjp(bb, g):
-            gs = bb.scale(g, scale)
-            return [bb._select(keep, gs, bb._splat(0.0, a.shape))]
+            return [lambda: bb._select(keep, bb.scale(g, scale),
+                                       bb._splat(0.0, a.shape))]
         return self._record([a], out, vjp)
 
     # -- Composed ops (gradients by composition) ----------------------------
@@ -455,6 +463,12 @@ class Builder:
 
     def finish(self, loss, description):
         """Returns the MLIR text of the step: loss and parameter gradients."""
+        # Values whose gradient is needed: those computed from a parameter.
+        needed = {p.name for p in self.params}
+        for node in self.nodes:
+            if any(i.name in needed for i in node.inputs):
+                needed.add(node.output.name)
+
         self.in_backward = True
         seed_grad = self._splat(1.0, loss.shape)
         grads = {loss.name: seed_grad}
@@ -462,9 +476,10 @@ class Builder:
             g = grads.get(node.output.name)
             if g is None:
                 continue
-            for inp, gi in zip(node.inputs, node.vjp(self, g)):
-                if gi is None:
+            for inp, thunk in zip(node.inputs, node.vjp(self, g)):
+                if inp.name not in needed:
                     continue
+                gi = thunk()
                 prev = grads.get(inp.name)
                 grads[inp.name] = gi if prev is None else self.add(prev, gi)
         results = []

@@ -24,10 +24,10 @@ def opt(out, *passes):
 
 base = opt("base")
 variants = {
-    "early-stop": opt("remat", "-remat-checkpoint", "-remat-verify",
+    "early-stop": opt("remat", "-remat-checkpoint", "-remat-verify", "-cse",
                       "-canonicalize"),
     "reentrant": opt("reentrant", "-remat-checkpoint=early-stop=false",
-                     "-remat-verify", "-canonicalize"),
+                     "-remat-verify", "-cse", "-canonicalize"),
 }
 for mode, path in variants.items():
     run = subprocess.run([remat_run, base, "--random-inputs", "11", "--stats",

@@ -61,8 +61,10 @@ def RematSplitSharedInitsPass
     in place by the first) alive until the second, often a whole forward
     pass later, to copy it. This pass re-creates the init chain
     (`tensor.empty`, optionally filled with a scalar) right before every
-    destination-style op whose init has other uses, so each op writes into a
-    buffer of its own and nothing is kept alive for it. Linear in the number
+    destination-style op that writes into one, so each op writes into a
+    buffer of its own, allocated where it is first written (a `tensor.empty`
+    becomes an allocation where it is defined, which CSE may have hoisted
+    far up), and nothing is kept alive for it. Linear in the number
     of ops.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];

@@ -145,4 +145,26 @@ def RematVerifyPass : Pass<"remat-verify", "mlir::func::FuncOp"> {
   }];
 }
 
+def RematReportPass : Pass<"remat-report", "mlir::ModuleOp"> {
+  let summary = "Report saved activations, peak memory and recompute FLOPs";
+  let description = [{
+    For every function holding a `remat.backward`, reports per segment the
+    ops, the recomputed ops (clones whose original is in the segment) and the
+    saved values defined by the segment (location and bytes), and in total:
+    saved-activation bytes, saved-argument bytes, the static peak (the heap
+    bytes of code lowered by -remat-lower-cpu, as remat::MemoryProfile
+    defines it) and where it is reached, forward FLOPs and recompute FLOPs
+    (the FLOPs of the ops carrying `remat.clone_of`), through the cost model
+    (remat::CostOpInterface). It works before and after -remat-checkpoint, so
+    the two can be compared, and leaves the IR unchanged. `format=json`
+    prints the stable schema of docs/Report.md. O(n log n).
+  }];
+  let options = [
+    Option<"format", "format", "std::string", /*default=*/"\"text\"",
+           "Output format: text or json">,
+    Option<"outputFile", "output-file", "std::string", /*default=*/"\"-\"",
+           "Where to write the report ('-' for stdout)">
+  ];
+}
+
 #endif // REMAT_TRANSFORMS_PASSES_TD

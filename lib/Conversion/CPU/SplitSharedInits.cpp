@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace remat {
 #define GEN_PASS_DEF_REMATSPLITSHAREDINITSPASS
@@ -48,19 +49,30 @@ struct RematSplitSharedInitsPass
 
   void runOnOperation() override {
     OpBuilder builder(&getContext());
+    llvm::SetVector<Operation *> fills, empties;
     getOperation().walk([&](DestinationStyleOpInterface op) {
       // A fill that is itself an init chain is handled by its users.
       if (isa<linalg::FillOp>(op.getOperation()))
         return;
       for (OpOperand &init : op.getDpsInitsMutable()) {
         Value value = init.get();
-        if (!isa<RankedTensorType>(value.getType()) || value.hasOneUse() ||
-            !isFreshInit(value))
+        if (!isa<RankedTensorType>(value.getType()) || !isFreshInit(value))
           continue;
+        // Right before the writer, even for the last user of a shared init:
+        // a tensor.empty becomes an allocation where it is defined.
         builder.setInsertionPoint(op);
         init.set(cloneInit(builder, value));
+        if (auto fill = value.getDefiningOp<linalg::FillOp>()) {
+          fills.insert(fill);
+          value = fill.getDpsInits()[0];
+        }
+        empties.insert(value.getDefiningOp());
       }
     });
+    // Drop the original chains left unused: fills first, then empties.
+    for (Operation *op : llvm::concat<Operation *const>(fills, empties))
+      if (op->use_empty())
+        op->erase();
   }
 };
 

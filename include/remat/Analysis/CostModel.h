@@ -1,0 +1,43 @@
+//===- CostModel.h - Bytes and FLOPs of values and ops ----------*- C++ -*-===//
+//
+// The cost model of remat's analyses: the bytes of a value and the FLOPs of
+// an op, the latter behind CostOpInterface so that any dialect can plug in.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_ANALYSIS_COSTMODEL_H
+#define REMAT_ANALYSIS_COSTMODEL_H
+
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/Value.h"
+
+#include <optional>
+
+#include "remat/Analysis/CostModelInterface.h.inc"
+
+namespace mlir {
+class DialectRegistry;
+} // namespace mlir
+
+namespace remat {
+
+/// Bytes of `value`: element count times element size (bits rounded up to
+/// bytes, so i1 takes a byte) for statically shaped tensors and memrefs, the
+/// size of the scalar otherwise (index as 8). std::nullopt for a dynamic
+/// shape or a type without a size.
+std::optional<int64_t> getValueBytes(mlir::Value value);
+
+/// FLOPs of `op` through CostOpInterface; std::nullopt if the op has no model
+/// or its model cannot tell.
+std::optional<int64_t> getOpFlops(mlir::Operation *op);
+
+/// Attaches CostOpInterface to upstream ops: every linalg structured op
+/// (product of its loop ranges times the arithmetic ops of its payload),
+/// elementwise arith and math ops (one per element, one for a scalar),
+/// data-movement tensor ops and constants (zero), and remat's random ops
+/// (one per element).
+void registerCostModelExternalModels(mlir::DialectRegistry &registry);
+
+} // namespace remat
+
+#endif // REMAT_ANALYSIS_COSTMODEL_H

@@ -1,0 +1,28 @@
+//===- CostModelInterface.td - FLOPs of an op --------------*- tablegen -*-===//
+//
+// The op interface through which remat's analyses learn what an op costs to
+// recompute. remat attaches external models to upstream ops; other dialects
+// implement it to plug their ops in.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_ANALYSIS_COSTMODELINTERFACE_TD
+#define REMAT_ANALYSIS_COSTMODELINTERFACE_TD
+
+include "mlir/IR/OpBase.td"
+
+def Remat_CostOpInterface : OpInterface<"CostOpInterface"> {
+  let cppNamespace = "::remat";
+  let description = [{
+    The arithmetic cost of one execution of an op, in floating-point (or
+    integer) operations: what recomputing it in the backward region costs.
+    Ops with static shapes only; an op that cannot tell returns a negative
+    number.
+  }];
+  let methods = [
+    InterfaceMethod<"Returns the op's FLOPs, or -1 if it cannot tell.",
+                    "int64_t", "getFlops">
+  ];
+}
+
+#endif // REMAT_ANALYSIS_COSTMODELINTERFACE_TD

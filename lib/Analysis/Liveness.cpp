@@ -1,0 +1,231 @@
+//===- Liveness.cpp - Saved activations and static peak memory ------------===//
+//
+// This file implements the memory profile of a training step: saved values,
+// storage sharing between values, live intervals and their peak.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Analysis/Liveness.h"
+#include "remat/Analysis/CostModel.h"
+#include "remat/Dialect/Remat/IR/RematOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+
+using namespace mlir;
+using namespace remat;
+
+namespace {
+
+/// Storage of a group of values that share one buffer.
+struct Storage {
+  int64_t bytes = 0;
+  int64_t first = 0;
+  int64_t last = 0;
+  bool counted = false;
+};
+
+/// Returns true if `value` is a linalg.fill of a tensor.empty used only as
+/// the destination of other ops: lowering re-creates such an init right
+/// before each writer (-remat-split-shared-inits), so it has no storage of
+/// its own.
+bool isFreshInitOnly(Value value) {
+  auto fill = value.getDefiningOp<linalg::FillOp>();
+  if (!fill || !fill.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>())
+    return false;
+  return llvm::all_of(value.getUses(), [](OpOperand &use) {
+    auto dps = dyn_cast<DestinationStyleOpInterface>(use.getOwner());
+    return dps && dps.isDpsInit(&use);
+  });
+}
+
+/// Returns true if elementwise fusion computes `value` inside its only user,
+/// so it never exists as a tensor: an elementwise (or counter-based random)
+/// op's result whose single use is another elementwise op, which is when
+/// linalg's elementwise fusion folds a producer into its consumer.
+bool isFusedIntoUser(Value value) {
+  Operation *def = value.getDefiningOp();
+  if (!def || !value.hasOneUse() ||
+      !(def->hasTrait<OpTrait::Elementwise>() || isa<PhiloxUniformOp>(def)))
+    return false;
+  return (*value.user_begin())->hasTrait<OpTrait::Elementwise>();
+}
+
+} // namespace
+
+FailureOr<MemoryProfile>
+remat::computeMemoryProfile(FunctionOpInterface function) {
+  MemoryProfile profile;
+  Region &body = function.getFunctionBody();
+  BackwardOp backward = getBackwardOp(body);
+  if (!backward)
+    return function.emitOpError("has no 'remat.backward' to profile");
+
+  // The schedule and each op's position in it.
+  DenseMap<Operation *, int64_t> position;
+  for (Operation &op : body.front()) {
+    if (&op == backward.getOperation()) {
+      for (Operation &inner : backward.getBody().front()) {
+        position[&inner] = profile.schedule.size();
+        profile.schedule.push_back(&inner);
+      }
+      continue;
+    }
+    position[&op] = profile.schedule.size();
+    profile.schedule.push_back(&op);
+  }
+  auto positionOf = [&](Operation *op) -> int64_t {
+    while (!position.count(op))
+      op = op->getParentOp();
+    return position[op];
+  };
+  int64_t end = profile.schedule.size() - 1;
+
+  // Every value's storage group, with its bytes and live interval.
+  llvm::EquivalenceClasses<Value> groups;
+  DenseMap<Value, Storage> storage;
+  auto lastUse = [&](Value value, int64_t def) {
+    int64_t last = def;
+    for (Operation *user : value.getUsers())
+      last = std::max(last, positionOf(user));
+    return last;
+  };
+  auto leader = [&](Value value) { return groups.getLeaderValue(value); };
+  auto join = [&](Value from, Value into) {
+    Storage a = storage[leader(from)], b = storage[leader(into)];
+    groups.unionSets(from, into);
+    Storage &merged = storage[leader(into)];
+    merged.bytes = std::max(a.bytes, b.bytes);
+    merged.first = std::min(a.first, b.first);
+    merged.last = std::max(a.last, b.last);
+    merged.counted = a.counted || b.counted;
+  };
+
+  for (BlockArgument arg : body.getArguments()) {
+    groups.insert(arg);
+    storage[arg] = {0, 0, lastUse(arg, 0), false};
+  }
+  for (auto [index, op] : llvm::enumerate(profile.schedule)) {
+    int64_t at = index;
+    for (OpResult result : op->getResults()) {
+      std::optional<int64_t> bytes = getValueBytes(result);
+      if (!bytes) {
+        op->emitOpError() << "result #" << result.getResultNumber()
+                          << " of type " << result.getType()
+                          << " has no static size; the memory profile "
+                             "needs static shapes";
+        return failure();
+      }
+      groups.insert(result);
+      // Aliases (barriers, reshapes) are counted through their source.
+      bool counted = isa<ShapedType>(result.getType()) &&
+                     !isa<arith::ConstantOp, tensor::EmptyOp, BarrierOp,
+                          tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+                          tensor::ReshapeOp, tensor::CastOp>(op) &&
+                     !isFreshInitOnly(result) && !isFusedIntoUser(result);
+      storage[result] = {*bytes, at, lastUse(result, at), counted};
+    }
+
+    // Values that share their source's storage.
+    if (isa<BarrierOp>(op)) {
+      for (auto [in, out] : llvm::zip(op->getOperands(), op->getResults()))
+        join(out, in);
+    } else if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+                   tensor::ReshapeOp, tensor::CastOp>(op)) {
+      join(op->getResult(0), op->getOperand(0));
+    } else if (op->hasTrait<OpTrait::Elementwise>() &&
+               op->getNumResults() == 1 &&
+               isa<RankedTensorType>(op->getResult(0).getType())) {
+      // Lowered to a linalg op (and fused) that writes into an operand of
+      // the same type when the operand dies here.
+      for (Value operand : op->getOperands()) {
+        Storage &src = storage[leader(operand)];
+        if (operand.getType() == op->getResult(0).getType() && src.counted &&
+            src.last == at) {
+          join(op->getResult(0), operand);
+          break;
+        }
+      }
+    } else if (auto dps = dyn_cast<DestinationStyleOpInterface>(op)) {
+      for (OpOperand &init : dps.getDpsInitsMutable()) {
+        Value source = init.get();
+        if (!isa<RankedTensorType>(source.getType()))
+          continue;
+        Storage &src = storage[leader(source)];
+        bool dies = src.last == at;
+        bool fresh = source.getDefiningOp<tensor::EmptyOp>() ||
+                     isFreshInitOnly(source);
+        // Written in place: the result takes over the init's buffer, or
+        // the buffer it is about to get if the init is a tensor.empty.
+        if (dies && !fresh && src.counted)
+          join(dps.getTiedOpResult(&init), source);
+      }
+    }
+  }
+  // The backward op's results are the yielded values.
+  for (auto [result, yielded] :
+       llvm::zip(backward.getResults(), backward.getYield().getOperands())) {
+    groups.insert(result);
+    storage[result] = {0, end, lastUse(result, end), false};
+    join(result, yielded);
+  }
+
+  // Sweep the live intervals of counted storage.
+  SmallVector<int64_t> delta(profile.schedule.size() + 1, 0);
+  for (auto it = groups.begin(); it != groups.end(); ++it) {
+    if (!(*it)->isLeader())
+      continue;
+    const Storage &s = storage[(*it)->getData()];
+    if (!s.counted || s.bytes == 0)
+      continue;
+    delta[s.first] += s.bytes;
+    delta[s.last + 1] -= s.bytes;
+  }
+  int64_t live = 0;
+  for (auto [index, op] : llvm::enumerate(profile.schedule)) {
+    live += delta[index];
+    profile.liveBytes.push_back(live);
+    if (live > profile.peakBytes) {
+      profile.peakBytes = live;
+      profile.peakOp = op;
+    }
+  }
+
+  // Saved values: forward values used inside the backward region.
+  llvm::SetVector<Value> saved;
+  backward.getBody().walk([&](Operation *op) {
+    for (Value operand : op->getOperands())
+      if (!backward->isAncestor(operand.getParentRegion()->getParentOp()) &&
+          operand.getParentRegion() != &backward.getBody())
+        saved.insert(operand);
+  });
+  auto defPosition = [&](Value value) -> int64_t {
+    if (isa<BlockArgument>(value))
+      return -1;
+    return positionOf(value.getDefiningOp());
+  };
+  // By definition, ties (results of one op, arguments) in first-use order.
+  SmallVector<std::tuple<int64_t, size_t, Value>> ordered;
+  for (auto [index, value] : llvm::enumerate(saved))
+    ordered.emplace_back(defPosition(value), index, value);
+  llvm::sort(ordered, [](const auto &a, const auto &b) {
+    return std::make_pair(std::get<0>(a), std::get<1>(a)) <
+           std::make_pair(std::get<0>(b), std::get<1>(b));
+  });
+  for (const auto &[def, index, value] : ordered) {
+    SavedValue entry;
+    entry.value = value;
+    entry.bytes = getValueBytes(value).value_or(0);
+    entry.isArgument = isa<BlockArgument>(value);
+    if (Operation *def = value.getDefiningOp())
+      entry.segment = getSegmentPath(def);
+    (entry.isArgument ? profile.savedArgumentBytes
+                      : profile.savedActivationBytes) += entry.bytes;
+    profile.saved.push_back(std::move(entry));
+  }
+  return profile;
+}

@@ -1,0 +1,238 @@
+//===- Report.cpp - Memory and recompute report of training steps ---------===//
+//
+// This file implements -remat-report: the saved activations, static peak
+// memory and recompute FLOPs of every training step, as text or JSON.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Analysis/CostModel.h"
+#include "remat/Analysis/Liveness.h"
+#include "remat/Dialect/Remat/IR/RematOps.h"
+#include "remat/Transforms/Passes.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <map>
+
+namespace remat {
+#define GEN_PASS_DEF_REMATREPORTPASS
+#include "remat/Transforms/Passes.h.inc"
+} // namespace remat
+
+using namespace mlir;
+using namespace remat;
+
+namespace {
+
+std::string formatLocation(Location loc) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
+            Twine(file.getColumn()))
+        .str();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (isa<FileLineColLoc>(inner))
+        return formatLocation(inner);
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return formatLocation(name.getChildLoc());
+  return "unknown";
+}
+
+std::string formatSegment(ArrayRef<int64_t> path) {
+  if (path.empty())
+    return "unmarked";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::interleave(path, os, ".");
+  return text;
+}
+
+/// Figures of one segment (or of the unmarked ops and arguments).
+struct SegmentFigures {
+  int64_t ops = 0;
+  int64_t recomputedOps = 0;
+  int64_t recomputeFlops = 0;
+  int64_t savedBytes = 0;
+  llvm::json::Array saved;
+};
+
+struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
+  using RematReportPassBase::RematReportPassBase;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registerCostModelExternalModels(registry);
+  }
+
+  void runOnOperation() override {
+    if (format != "text" && format != "json") {
+      emitError(getOperation().getLoc())
+          << "-remat-report: unknown format '" << format
+          << "' (expected text or json)";
+      return signalPassFailure();
+    }
+    llvm::json::Array functions;
+    WalkResult walk = getOperation().walk([&](FunctionOpInterface function) {
+      if (function.isExternal() ||
+          !getBackwardOp(function.getFunctionBody()))
+        return WalkResult::advance();
+      std::optional<llvm::json::Object> report = reportFunction(function);
+      if (!report)
+        return WalkResult::interrupt();
+      functions.push_back(std::move(*report));
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
+
+    std::string error;
+    std::unique_ptr<llvm::ToolOutputFile> output =
+        openOutputFile(outputFile, &error);
+    if (!output) {
+      emitError(getOperation().getLoc()) << "-remat-report: " << error;
+      return signalPassFailure();
+    }
+    if (format == "json")
+      output->os() << llvm::formatv(
+          "{0:2}\n", llvm::json::Value(llvm::json::Object{
+                         {"version", 1}, {"functions", std::move(functions)}}));
+    else
+      printText(output->os(), functions);
+    output->keep();
+  }
+
+  std::optional<llvm::json::Object>
+  reportFunction(FunctionOpInterface function) {
+    FailureOr<MemoryProfile> profile = computeMemoryProfile(function);
+    if (failed(profile))
+      return std::nullopt;
+    BackwardOp backward = getBackwardOp(function.getFunctionBody());
+
+    // Originals by id, for the segment of each clone.
+    DenseMap<int64_t, Operation *> originals;
+    std::map<SmallVector<int64_t, 2>, SegmentFigures> segments;
+    int64_t forwardFlops = 0, backwardFlops = 0, recomputeFlops = 0;
+    int64_t recomputedOps = 0, opsWithoutCost = 0;
+    for (Operation &op : function.getFunctionBody().front()) {
+      if (&op == backward.getOperation())
+        break;
+      if (auto id = op.getAttrOfType<IntegerAttr>(RematDialect::kIdAttrName))
+        originals[id.getInt()] = &op;
+      SmallVector<int64_t, 2> path = getSegmentPath(&op);
+      if (!path.empty())
+        ++segments[path].ops;
+      std::optional<int64_t> flops = getOpFlops(&op);
+      opsWithoutCost += !flops && !op.hasTrait<OpTrait::IsTerminator>();
+      forwardFlops += flops.value_or(0);
+    }
+    for (Operation &op : backward.getBody().front()) {
+      std::optional<int64_t> flops = getOpFlops(&op);
+      opsWithoutCost += !flops && !op.hasTrait<OpTrait::IsTerminator>();
+      auto cloneOf = op.getAttrOfType<IntegerAttr>(RematDialect::kCloneOfAttrName);
+      if (!cloneOf) {
+        backwardFlops += flops.value_or(0);
+        continue;
+      }
+      ++recomputedOps;
+      recomputeFlops += flops.value_or(0);
+      Operation *original = originals.lookup(cloneOf.getInt());
+      SegmentFigures &figures =
+          segments[original ? getSegmentPath(original)
+                            : SmallVector<int64_t, 2>()];
+      ++figures.recomputedOps;
+      figures.recomputeFlops += flops.value_or(0);
+    }
+
+    llvm::json::Array saved;
+    for (const SavedValue &value : profile->saved) {
+      Operation *def = value.value.getDefiningOp();
+      llvm::json::Object entry{
+          {"location", formatLocation(value.value.getLoc())},
+          {"bytes", value.bytes},
+          {"op", def ? def->getName().getStringRef().str() : "argument"},
+          {"segment", formatSegment(value.segment)},
+      };
+      if (auto arg = dyn_cast<BlockArgument>(value.value))
+        entry["argument"] = static_cast<int64_t>(arg.getArgNumber());
+      SegmentFigures &figures = segments[value.segment];
+      figures.savedBytes += value.bytes;
+      figures.saved.push_back(llvm::json::Object(entry));
+      saved.push_back(std::move(entry));
+    }
+
+    llvm::json::Array segmentArray;
+    for (auto &[path, figures] : segments)
+      segmentArray.push_back(llvm::json::Object{
+          {"segment", formatSegment(path)},
+          {"ops", figures.ops},
+          {"recomputed_ops", figures.recomputedOps},
+          {"recompute_flops", figures.recomputeFlops},
+          {"saved_bytes", figures.savedBytes},
+          {"saved", std::move(figures.saved)},
+      });
+
+    return llvm::json::Object{
+        {"name", function.getName().str()},
+        {"segments", std::move(segmentArray)},
+        {"saved", std::move(saved)},
+        {"totals",
+         llvm::json::Object{
+             {"saved_activation_bytes", profile->savedActivationBytes},
+             {"saved_argument_bytes", profile->savedArgumentBytes},
+             {"static_peak_bytes", profile->peakBytes},
+             {"static_peak_at",
+              profile->peakOp ? formatLocation(profile->peakOp->getLoc())
+                              : "none"},
+             {"forward_flops", forwardFlops},
+             {"backward_flops", backwardFlops},
+             {"recompute_flops", recomputeFlops},
+             {"recomputed_ops", recomputedOps},
+             {"ops_without_cost_model", opsWithoutCost},
+         }},
+    };
+  }
+
+  void printText(raw_ostream &os, const llvm::json::Array &functions) {
+    for (const llvm::json::Value &value : functions) {
+      const llvm::json::Object &function = *value.getAsObject();
+      const llvm::json::Object &totals = *function.getObject("totals");
+      auto total = [&](StringRef key) { return *totals.getInteger(key); };
+      os << "remat report for @" << *function.getString("name") << "\n";
+      os << llvm::formatv("  saved activations: {0} bytes in {1} values "
+                          "(+ {2} bytes of saved arguments)\n",
+                          total("saved_activation_bytes"),
+                          function.getArray("saved")->size(),
+                          total("saved_argument_bytes"));
+      os << llvm::formatv("  static peak: {0} bytes, reached at {1} (heap "
+                          "bytes of the code -remat-lower-cpu generates)\n",
+                          total("static_peak_bytes"),
+                          *totals.getString("static_peak_at"));
+      os << llvm::formatv("  forward FLOPs: {0}, backward FLOPs: {1}, "
+                          "recompute FLOPs: {2} in {3} recomputed ops\n",
+                          total("forward_flops"), total("backward_flops"),
+                          total("recompute_flops"), total("recomputed_ops"));
+      if (int64_t unknown = total("ops_without_cost_model"))
+        os << "  ops without a cost model (counted as 0 FLOPs): " << unknown
+           << "\n";
+      for (const llvm::json::Value &segValue : *function.getArray("segments")) {
+        const llvm::json::Object &seg = *segValue.getAsObject();
+        os << llvm::formatv("  segment {0}: {1} ops, {2} recomputed ({3} "
+                            "FLOPs), {4} saved bytes\n",
+                            *seg.getString("segment"), *seg.getInteger("ops"),
+                            *seg.getInteger("recomputed_ops"),
+                            *seg.getInteger("recompute_flops"),
+                            *seg.getInteger("saved_bytes"));
+        for (const llvm::json::Value &savedValue : *seg.getArray("saved")) {
+          const llvm::json::Object &entry = *savedValue.getAsObject();
+          os << llvm::formatv("    saved {0} bytes: {1} at {2}\n",
+                              *entry.getInteger("bytes"), *entry.getString("op"),
+                              *entry.getString("location"));
+        }
+      }
+    }
+  }
+};
+
+} // namespace
