@@ -333,13 +333,17 @@ class Builder:
 
     def broadcast(self, a, shape, dims):
         """Broadcasts `a` to `shape`, adding the dimensions `dims`."""
+        out = self._emit_broadcast(a, shape, dims)
+        return self._record([a], out,
+                            lambda bb, g: [lambda: bb.reduce(g, dims, "sum")])
+
+    def _emit_broadcast(self, a, shape, dims):
         init = self._empty(shape)
         out = self._new(shape, "b")
         self._emit(f"  {out.name} = linalg.broadcast ins({a.name} : {a.type}) "
                    f"outs({init.name} : {init.type}) dimensions = "
                    f"[{', '.join(str(d) for d in dims)}]{self._attrs()}")
-        return self._record([a], out,
-                            lambda bb, g: [lambda: bb.reduce(g, dims, "sum")])
+        return out
 
     def concat(self, values, dim):
         shape = list(values[0].shape)
@@ -426,18 +430,10 @@ class Builder:
         constant for the gradient: softmax does not depend on it)."""
         last = len(x.shape) - 1
         row_max = self.reduce(x, (last,), "max")
-        shifted = self.sub(x, self._constant_broadcast(row_max, x.shape, (last,)))
+        shifted = self.sub(x, self._emit_broadcast(row_max, x.shape, (last,)))
         e = self.exp(shifted)
         total = self.reduce(e, (last,), "sum")
         return self.div(e, self.broadcast(total, x.shape, (last,)))
-
-    def _constant_broadcast(self, a, shape, dims):
-        init = self._empty(shape)
-        out = self._new(shape, "b")
-        self._emit(f"  {out.name} = linalg.broadcast ins({a.name} : {a.type}) "
-                   f"outs({init.name} : {init.type}) dimensions = "
-                   f"[{', '.join(str(d) for d in dims)}]{self._attrs()}")
-        return out
 
     def layer_norm(self, x, gamma, beta, eps=1e-5):
         """Layer norm over the last dimension with affine gamma, beta."""
