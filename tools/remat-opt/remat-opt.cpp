@@ -56,6 +56,7 @@ int main(int argc, char **argv) {
   mlir::registerConvertLinalgToLoopsPass();
   mlir::bufferization::registerOneShotBufferizePass();
   mlir::bufferization::registerBufferizationPipelines();
+  mlir::registerConvertBufferizationToMemRefPass();
   mlir::registerLowerAffinePass();
   mlir::registerSCFToControlFlowPass();
   mlir::memref::registerExpandStridedMetadataPass();

@@ -167,4 +167,51 @@ def RematReportPass : Pass<"remat-report", "mlir::ModuleOp"> {
   ];
 }
 
+def RematOutlinePass : Pass<"remat-outline", "mlir::ModuleOp"> {
+  let summary = "Split a training step into forward and backward functions";
+  let description = [{
+    Splits each function `@f` holding a `remat.backward` into `@f_fwd`, which
+    runs the forward ops and returns the forward values `@f` returns followed
+    by the saved forward values (those the backward uses, in program order),
+    and `@f_bwd`, which takes the saved arguments (by index), then the saved
+    forward values, and runs the backward region, returning what it yields.
+    `@f` is rewritten to call both and returns what it returned before: the
+    forward/backward split a framework needs to run the two at different
+    times. The seed argument keeps `{remat.rng_seed}` on both sides; the clone
+    bookkeeping (`remat.id`, `remat.clone_of`) is dropped, since a clone
+    outside a backward region is no clone. An existing `@f_fwd` or `@f_bwd`,
+    or ops between the backward region and the return, are errors. Linear in
+    the number of ops.
+
+    Before:
+    ```mlir
+    func.func @f(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+      %y = math.tanh %x : tensor<4xf32>
+      %g = remat.backward {
+        %d = arith.mulf %y, %y : tensor<4xf32>
+        remat.yield %d : tensor<4xf32>
+      } : tensor<4xf32>
+      return %y, %g : tensor<4xf32>, tensor<4xf32>
+    }
+    ```
+    After:
+    ```mlir
+    func.func @f_fwd(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+      %y = math.tanh %x : tensor<4xf32>
+      return %y, %y : tensor<4xf32>, tensor<4xf32>
+    }
+    func.func @f_bwd(%y: tensor<4xf32>) -> tensor<4xf32> {
+      %d = arith.mulf %y, %y : tensor<4xf32>
+      return %d : tensor<4xf32>
+    }
+    func.func @f(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+      %r:2 = call @f_fwd(%x) : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+      %g = call @f_bwd(%r#1) : (tensor<4xf32>) -> tensor<4xf32>
+      return %r#0, %g : tensor<4xf32>, tensor<4xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
 #endif // REMAT_TRANSFORMS_PASSES_TD

@@ -82,6 +82,9 @@ void remat::buildRematLowerCPUPipeline(OpPassManager &pm,
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addNestedPass<func::FuncOp>(createRematStripBarriersPass());
   bufferization::buildBufferDeallocationPipeline(pm);
+  // The clones deallocation inserts (a buffer returned twice, say) become
+  // allocations and copies.
+  pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addNestedPass<func::FuncOp>(createRematHoistDeallocsPass());
   if (options.useBlas)
     pm.addPass(createRematMatmulToBlasPass());
