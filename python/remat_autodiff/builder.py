@@ -69,6 +69,7 @@ class Builder:
         self.name = name
         self.dtype = dtype
         self.args = []          # (Value, attribute text)
+        self.arg_names = set()
         self.params = []        # Values whose gradients the step returns
         self.nodes = []
         self.forward = []       # lines of the forward part
@@ -82,8 +83,12 @@ class Builder:
     # -- Naming and emission -------------------------------------------------
 
     def _fresh(self, hint):
-        self.counter += 1
-        return f"%{hint}{self.counter}"
+        """A new SSA name, never one of the arguments' names."""
+        while True:
+            self.counter += 1
+            name = f"%{hint}{self.counter}"
+            if name not in self.arg_names:
+                return name
 
     def _attrs(self):
         """The attribute dictionary of a forward op, with a leading space."""
@@ -114,7 +119,9 @@ class Builder:
 
     def input(self, name, shape):
         value = Value(f"%{name}", shape, self.dtype)
+        assert value.name not in self.arg_names, f"two arguments named {name}"
         self.args.append((value, ""))
+        self.arg_names.add(value.name)
         return value
 
     def param(self, name, shape):
