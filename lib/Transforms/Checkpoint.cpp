@@ -10,8 +10,6 @@
 #include "remat/Dialect/Remat/IR/RematOps.h"
 #include "remat/Transforms/Passes.h"
 
-#include "mlir/IR/Builders.h"
-#include "mlir/IR/IRMapping.h"
 
 namespace remat {
 #define GEN_PASS_DEF_REMATCHECKPOINTPASS
@@ -35,81 +33,6 @@ std::string formatSegment(ArrayRef<int64_t> path) {
     os << ']';
   }
   return text;
-}
-
-/// Removes remat's per-op attributes from `clone` and the ops nested in it:
-/// segment membership and policies describe the forward ops only, and the
-/// dialect rejects `remat.segment` in the backward region.
-void stripForwardAttrs(Operation *clone) {
-  clone->walk([](Operation *op) {
-    for (StringRef name :
-         {RematDialect::kSegmentAttrName, RematDialect::kPolicyAttrName,
-          RematDialect::kNameAttrName, RematDialect::kIdAttrName,
-          RematDialect::kCloneOfAttrName})
-      op->removeAttr(name);
-  });
-}
-
-/// Creates the planned barriers and clones and redirects the planned uses.
-void applyCheckpointPlan(const CheckpointPlan &plan) {
-  ArrayRef<PlannedClone> clones = plan.getClones();
-  ArrayRef<PlannedBarrier> barriers = plan.getBarriers();
-  SmallVector<Operation *, 0> cloneOps;
-  SmallVector<Operation *, 0> barrierOps;
-  cloneOps.reserve(clones.size());
-  barrierOps.reserve(barriers.size());
-  auto resolve = [&](const PlannedValue &value) -> Value {
-    switch (value.kind) {
-    case PlannedValue::Kind::Forward:
-      return value.value;
-    case PlannedValue::Kind::Clone:
-      return cloneOps[value.index]->getResult(value.number);
-    case PlannedValue::Kind::Barrier:
-      return barrierOps[value.index]->getResult(value.number);
-    }
-    llvm_unreachable("unknown planned value kind");
-  };
-
-  if (clones.empty())
-    return;
-  Builder attrBuilder(clones.front().original->getContext());
-  for (const PlannedClone &clone : clones)
-    if (clone.id >= 0)
-      clone.original->setAttr(RematDialect::kIdAttrName,
-                              attrBuilder.getI64IntegerAttr(clone.id));
-
-  OpBuilder builder(attrBuilder.getContext());
-  size_t nextBarrier = 0;
-  for (const PlannedClone &clone : clones) {
-    builder.setInsertionPoint(clone.insertBefore);
-    // Each (insertion point, level) group's barrier precedes its clones; the
-    // plan orders both lists by group, and a group has a barrier only if one
-    // of its clones reads a saved input.
-    if (nextBarrier < barriers.size() &&
-           barriers[nextBarrier].insertBefore == clone.insertBefore &&
-           barriers[nextBarrier].level == clone.level) {
-      SmallVector<Value> inputs =
-          llvm::map_to_vector(barriers[nextBarrier].inputs, resolve);
-      barrierOps.push_back(
-          BarrierOp::create(builder, clone.insertBefore->getLoc(), inputs));
-      ++nextBarrier;
-    }
-
-    IRMapping mapping;
-    for (auto [value, source] :
-         llvm::zip_equal(plan.getExternalValues(clone.original), clone.sources))
-      mapping.map(value, resolve(source));
-    Operation *copy = builder.clone(*clone.original, mapping);
-    stripForwardAttrs(copy);
-    if (clone.id >= 0)
-      copy->setAttr(RematDialect::kCloneOfAttrName,
-                    builder.getI64IntegerAttr(clone.id));
-    cloneOps.push_back(copy);
-  }
-  assert(nextBarrier == barriers.size() && "barrier without clones");
-
-  for (const PlannedUse &use : plan.getUses())
-    use.operand->set(resolve(use.value));
 }
 
 struct RematCheckpointPass

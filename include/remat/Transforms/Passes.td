@@ -214,4 +214,78 @@ def RematOutlinePass : Pass<"remat-outline", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::func::FuncDialect"];
 }
 
+def RematMarkPass : Pass<"remat-mark", "mlir::func::FuncOp"> {
+  let summary = "Choose checkpoint segments by a policy";
+  let description = [{
+    Writes `remat.segment` (and, for `selective`, `remat.policy = "save"`)
+    on the forward ops of every function holding a `remat.backward`,
+    replacing the marks it had, except with `policy=annotations` (the
+    default), which keeps the marks as written. Only ops -remat-checkpoint
+    can recompute are decisions (see remat::MarkingProblem); constants and
+    `tensor.empty` follow the first segment that uses them.
+
+    - `policy=sequential segments=N`: `checkpoint_sequential`, the decision
+      ops split in program order into N runs of about equal FLOPs; the last
+      run stays unmarked, as torch leaves it.
+    - `policy=sqrt`: sequential with N = ceil(sqrt(L)) over the L layers of
+      the forward (Chen et al. 2016); a layer boundary is an op whose result
+      bytes are at most half of both its neighbours', and without two such
+      boundaries L is the number of heavy ops (at least a tenth of the
+      FLOPs of the costliest).
+    - `policy=selective save-ops=OPS save-names=NAMES`: every recomputable op
+      in segment 0 except ops named in OPS (`linalg.matmul`: JAX's
+      dots_saveable) and ops whose `remat.name` is in NAMES, which get
+      `remat.policy = "save"`.
+    - `policy=budget budget-bytes=B` or `budget-fraction=F`: the marking with
+      the fewest recompute FLOPs whose static peak (the one -remat-report
+      prints, measured by applying -remat-checkpoint to a copy) is at most B
+      bytes, or F times the unmarked peak. Exact (every subset of decision
+      ops as one segment) up to 14 decision ops; beyond, the cheapest of at
+      most 1500 evaluated markings: the other policies' plans, prefixes by
+      bytes per FLOP and greedy refinements, so never above another policy
+      but with no bound on the gap. A budget below the smallest peak reached
+      is an error naming that peak.
+
+    The pass emits a remark on each function with the chosen plan: segments,
+    predicted peak and recompute FLOPs, and for budget the proven lower
+    bound on the FLOPs. Bad options (unknown policy, `segments=0`, both or
+    neither budget option, a fraction outside (0, 1], an option of another
+    policy) are errors.
+
+    Complexity: one evaluation is O(n log n) for n ops; sequential, sqrt and
+    selective need none, budget 2^d for d <= 14 decision ops and at most 1500
+    beyond.
+
+    Before (`-remat-mark="policy=sequential segments=2"`):
+    ```mlir
+    %a = math.tanh %x : tensor<8xf32>
+    %b = math.exp %a : tensor<8xf32>
+    ```
+    After:
+    ```mlir
+    %a = math.tanh %x {remat.segment = 0 : i64} : tensor<8xf32>
+    %b = math.exp %a : tensor<8xf32>
+    ```
+  }];
+  let options = [
+    Option<"policy", "policy", "std::string", /*default=*/"\"annotations\"",
+           "annotations, sequential, sqrt, selective or budget">,
+    Option<"segments", "segments", "unsigned", /*default=*/"0",
+           "Number of segments of policy=sequential">,
+    ListOption<"saveOps", "save-ops", "std::string",
+               "Op names policy=selective saves">,
+    ListOption<"saveNames", "save-names", "std::string",
+               "remat.name values policy=selective saves">,
+    Option<"budgetBytes", "budget-bytes", "int64_t", /*default=*/"0",
+           "Peak budget of policy=budget, in bytes">,
+    Option<"budgetFraction", "budget-fraction", "double", /*default=*/"0",
+           "Peak budget of policy=budget, as a fraction of the unmarked peak">
+  ];
+  let dependentDialects = ["::remat::RematDialect"];
+  let statistics = [
+    Statistic<"numMarked", "marked-ops", "Forward ops put into a segment">,
+    Statistic<"numEvaluated", "evaluated-markings", "Markings the budget planner measured">
+  ];
+}
+
 #endif // REMAT_TRANSFORMS_PASSES_TD

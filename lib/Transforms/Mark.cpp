@@ -1,0 +1,138 @@
+//===- Mark.cpp - Choose checkpoint segments by a policy ------------------===//
+//
+// This file implements -remat-mark: it checks the policy options, builds the
+// marking problem of each training step, runs the chosen planner and writes
+// its marks, with a remark stating the plan and its predicted cost.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Analysis/CostModel.h"
+#include "remat/Analysis/Planner.h"
+#include "remat/Dialect/Remat/IR/RematOps.h"
+#include "remat/Transforms/Passes.h"
+
+#include "llvm/ADT/StringSet.h"
+
+#include <set>
+
+namespace remat {
+#define GEN_PASS_DEF_REMATMARKPASS
+#include "remat/Transforms/Passes.h.inc"
+} // namespace remat
+
+using namespace mlir;
+using namespace remat;
+
+namespace {
+
+struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
+  using RematMarkPassBase::RematMarkPassBase;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    RematMarkPassBase::getDependentDialects(registry);
+    registerCostModelExternalModels(registry);
+  }
+
+  /// Returns an error message if the options do not make a plan.
+  std::string checkOptions() {
+    static const std::set<std::string> policies = {
+        "annotations", "sequential", "sqrt", "selective", "budget"};
+    if (!policies.count(policy))
+      return "unknown policy '" + policy +
+             "' (expected annotations, sequential, sqrt, selective or budget)";
+    if (policy == "sequential" && segments == 0)
+      return "policy=sequential needs segments=N with N >= 1";
+    if (policy != "sequential" && segments.hasValue())
+      return "segments= is an option of policy=sequential only";
+    if (policy != "selective" && (saveOps.hasValue() || saveNames.hasValue()))
+      return "save-ops= and save-names= are options of policy=selective only";
+    bool hasBytes = budgetBytes.hasValue(), hasFraction = budgetFraction.hasValue();
+    if (policy != "budget" && (hasBytes || hasFraction))
+      return "budget-bytes= and budget-fraction= are options of policy=budget "
+             "only";
+    if (policy == "budget") {
+      if (hasBytes == hasFraction)
+        return "policy=budget needs exactly one of budget-bytes= and "
+               "budget-fraction=";
+      if (hasBytes && budgetBytes <= 0)
+        return "budget-bytes must be positive";
+      if (hasFraction && !(budgetFraction > 0 && budgetFraction <= 1))
+        return "budget-fraction must be in (0, 1]";
+    }
+    return {};
+  }
+
+  void runOnOperation() override {
+    func::FuncOp function = getOperation();
+    std::string error = checkOptions();
+    if (!error.empty()) {
+      function.emitError() << "-remat-mark: " << error;
+      return signalPassFailure();
+    }
+    if (policy == "annotations" || !getBackwardOp(function.getBody()))
+      return;
+
+    FailureOr<MarkingProblem> problem = MarkingProblem::build(function);
+    if (failed(problem))
+      return signalPassFailure();
+
+    Marking marking;
+    SmallVector<bool> saveInSegment;
+    std::string detail;
+    llvm::raw_string_ostream os(detail);
+    if (policy == "sequential") {
+      marking = planSequential(*problem, segments);
+    } else if (policy == "sqrt") {
+      unsigned layers = countLayers(*problem);
+      marking = planSqrt(*problem);
+      os << ", " << layers << " layers";
+    } else if (policy == "selective") {
+      llvm::StringSet<> ops, names;
+      for (const std::string &name : saveOps)
+        ops.insert(name);
+      for (const std::string &name : saveNames)
+        names.insert(name);
+      marking = planSelective(*problem, ops, names, saveInSegment);
+    } else {
+      BudgetPlanner planner(*problem);
+      numEvaluated += planner.getNumEvaluations();
+      int64_t budget =
+          budgetBytes.hasValue()
+              ? static_cast<int64_t>(budgetBytes)
+              : static_cast<int64_t>(budgetFraction *
+                                     planner.getUnmarkedPeak());
+      std::optional<PlanPoint> point = planner.solve(budget);
+      if (!point) {
+        function.emitError()
+            << "-remat-mark: budget of " << budget
+            << " bytes is infeasible: the smallest peak "
+            << (planner.isExact() ? "reachable" : "the planner reached")
+            << " is " << planner.getMinPeak() << " bytes (unmarked: "
+            << planner.getUnmarkedPeak() << " bytes)";
+        return signalPassFailure();
+      }
+      marking = point->marking;
+      os << ", budget " << budget << " bytes, lower bound "
+         << planner.getLowerBound(budget) << " FLOPs ("
+         << (planner.isExact() ? "exact" : "heuristic, gap not bounded")
+         << ", " << planner.getNumEvaluations() << " markings measured)";
+    }
+
+    PlanCost cost = problem->evaluate(marking);
+    problem->apply(marking, saveInSegment);
+    std::set<int64_t> used;
+    for (auto [index, segment] : llvm::enumerate(marking)) {
+      bool saved = !saveInSegment.empty() && saveInSegment[index];
+      if (segment != kSaved || saved)
+        ++numMarked;
+      if (segment != kSaved)
+        used.insert(segment);
+    }
+    function.emitRemark() << "-remat-mark: policy=" << policy << ", "
+                          << used.size() << " segments, predicted peak "
+                          << cost.peakBytes << " bytes, recompute FLOPs "
+                          << cost.recomputeFlops << detail;
+  }
+};
+
+} // namespace
