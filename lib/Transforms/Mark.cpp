@@ -128,8 +128,8 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
       if (segment != kSaved)
         used.insert(segment);
     }
-    function.emitRemark() << "-remat-mark: policy=" << policy << ", "
-                          << used.size() << " segments, predicted peak "
+    function.emitRemark() << "-remat-mark: policy=" << policy << ", segments: "
+                          << used.size() << ", predicted peak "
                           << cost.peakBytes << " bytes, recompute FLOPs "
                           << cost.recomputeFlops << detail;
   }

@@ -1,0 +1,33 @@
+// RUN: not remat-opt %s -remat-mark="policy=fastest" 2>&1 | FileCheck %s --check-prefix=POLICY
+// RUN: not remat-opt %s -remat-mark="policy=sequential" 2>&1 | FileCheck %s --check-prefix=NOSEG
+// RUN: not remat-opt %s -remat-mark="policy=sequential segments=0" 2>&1 | FileCheck %s --check-prefix=NOSEG
+// RUN: not remat-opt %s -remat-mark="policy=sqrt segments=2" 2>&1 | FileCheck %s --check-prefix=SEGOTHER
+// RUN: not remat-opt %s -remat-mark="policy=budget" 2>&1 | FileCheck %s --check-prefix=ONEBUDGET
+// RUN: not remat-opt %s -remat-mark="policy=budget budget-bytes=100 budget-fraction=0.5" 2>&1 | FileCheck %s --check-prefix=ONEBUDGET
+// RUN: not remat-opt %s -remat-mark="policy=budget budget-fraction=0" 2>&1 | FileCheck %s --check-prefix=FRACTION
+// RUN: not remat-opt %s -remat-mark="policy=budget budget-fraction=1.5" 2>&1 | FileCheck %s --check-prefix=FRACTION
+// RUN: not remat-opt %s -remat-mark="policy=budget budget-bytes=-3" 2>&1 | FileCheck %s --check-prefix=BYTES
+// RUN: not remat-opt %s -remat-mark="policy=sqrt budget-bytes=100" 2>&1 | FileCheck %s --check-prefix=BUDGETOTHER
+// RUN: not remat-opt %s -remat-mark="policy=budget save-ops=linalg.matmul budget-fraction=0.5" 2>&1 | FileCheck %s --check-prefix=SAVEOTHER
+// RUN: not remat-opt %s -remat-mark="policy=budget budget-bytes=10" 2>&1 | FileCheck %s --check-prefix=INFEASIBLE
+
+// Checks that option values that make no plan are errors located at the
+// function, and that a budget below every reachable peak names the smallest.
+// POLICY: remat-mark-invalid.mlir:[[@LINE+9]]:1: error: -remat-mark: unknown policy 'fastest' (expected annotations, sequential, sqrt, selective or budget)
+// NOSEG: error: -remat-mark: policy=sequential needs segments=N with N >= 1
+// SEGOTHER: error: -remat-mark: segments= is an option of policy=sequential only
+// ONEBUDGET: error: -remat-mark: policy=budget needs exactly one of budget-bytes= and budget-fraction=
+// FRACTION: error: -remat-mark: budget-fraction must be in (0, 1]
+// BYTES: error: -remat-mark: budget-bytes must be positive
+// BUDGETOTHER: error: -remat-mark: budget-bytes= and budget-fraction= are options of policy=budget only
+// SAVEOTHER: error: -remat-mark: save-ops= and save-names= are options of policy=selective only
+// INFEASIBLE: error: -remat-mark: budget of 10 bytes is infeasible: the smallest peak reachable is 64 bytes (unmarked: 64 bytes)
+func.func @chain(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %a = math.tanh %x : tensor<16xf32>
+  %b = math.exp %a : tensor<16xf32>
+  %g = remat.backward {
+    %0 = arith.mulf %b, %a : tensor<16xf32>
+    remat.yield %0 : tensor<16xf32>
+  } : tensor<16xf32>
+  return %g : tensor<16xf32>
+}

@@ -1,0 +1,76 @@
+// RUN: remat-opt %s -split-input-file -remat-mark="policy=sequential segments=2" | FileCheck %s --check-prefix=SEQ2
+// RUN: remat-opt %s -split-input-file -remat-mark="policy=sequential segments=4" | FileCheck %s --check-prefix=SEQ4
+// RUN: remat-opt %s -split-input-file -remat-mark="policy=sqrt" | FileCheck %s --check-prefix=SQRT
+// RUN: remat-opt %s -split-input-file -remat-mark="policy=selective save-ops=math.exp save-names=c" | FileCheck %s --check-prefix=SEL
+// RUN: remat-opt %s -split-input-file -remat-mark | FileCheck %s --check-prefix=ANN
+// RUN: remat-opt %s -remat-mark="policy=budget budget-bytes=128" 2>&1 | FileCheck %s --check-prefix=B128
+// RUN: remat-opt %s -remat-mark="policy=budget budget-bytes=64" 2>&1 | FileCheck %s --check-prefix=B64
+// RUN: remat-opt %s -remat-mark="policy=budget budget-fraction=1" 2>&1 | FileCheck %s --check-prefix=B192
+// RUN: remat-opt %s -split-input-file -remat-mark="policy=sequential segments=2" -remat-checkpoint -remat-verify -remat-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+
+// A chain of four elementwise ops of equal FLOPs, every value needed by the
+// backward region; %a carries an annotation that every policy but
+// annotations replaces.
+
+// Checks that sequential splits the chain into N runs of equal FLOPs and
+// leaves the last run unmarked.
+// SEQ2-LABEL: func.func @chain
+// SEQ2: math.tanh %{{.*}} {remat.segment = 0 : i64}
+// SEQ2: math.exp %{{.*}} {remat.segment = 0 : i64}
+// SEQ2: math.tanh %{{[a-z0-9]+}} {remat.name = "c"} :
+// SEQ2: math.exp %{{[a-z0-9]+}} :
+// SEQ4: math.tanh %{{.*}} {remat.segment = 0 : i64}
+// SEQ4: math.exp %{{.*}} {remat.segment = 1 : i64}
+// SEQ4: math.tanh %{{.*}} {remat.name = "c", remat.segment = 2 : i64}
+// SEQ4: math.exp %{{[a-z0-9]+}} :
+
+// Checks that sqrt counts four layers (four ops of equal FLOPs, no
+// boundary by bytes) and so makes ceil(sqrt(4)) = 2 segments.
+// SQRT: math.tanh %{{.*}} {remat.segment = 0 : i64}
+// SQRT: math.exp %{{.*}} {remat.segment = 0 : i64}
+// SQRT: math.tanh %{{[a-z0-9]+}} {remat.name = "c"} :
+// SQRT: math.exp %{{[a-z0-9]+}} :
+
+// Checks that selective recomputes everything but the named op kinds and
+// the named values, which get the save policy.
+// SEL: math.tanh %{{.*}} {remat.segment = 0 : i64}
+// SEL: math.exp %{{.*}} {remat.policy = "save", remat.segment = 0 : i64}
+// SEL: math.tanh %{{.*}} {remat.name = "c", remat.policy = "save", remat.segment = 0 : i64}
+// SEL: math.exp %{{.*}} {remat.policy = "save", remat.segment = 0 : i64}
+
+// Checks that the default policy keeps the annotations as written.
+// ANN: math.tanh %{{.*}} {remat.segment = 3 : i64}
+// ANN: math.exp %{{[a-z0-9]+}} :
+
+// Checks that the pass states its plan and that the checkpointed result
+// matches it.
+// REMARK: remark: -remat-mark: policy=sequential, segments: 1, predicted peak [[PEAK:[0-9]+]] bytes, recompute FLOPs 32
+// REMARK: static peak: [[PEAK]] bytes
+// REMARK: recompute FLOPs: 32 in 2 recomputed ops
+// Checks that budget finds the cheapest marking under each budget (the
+// unmarked peak is 192 bytes, the smallest reachable 64): recomputing %a
+// alone (16 FLOPs) reaches 128 bytes, %a and %c (32 FLOPs) 64 bytes, and a
+// budget of the whole unmarked peak recomputes nothing.
+// B128: remark: -remat-mark: policy=budget, segments: 1, predicted peak 128 bytes, recompute FLOPs 16, budget 128 bytes, lower bound 16 FLOPs (exact
+// B128: math.tanh %{{.*}} {remat.segment = 0 : i64}
+// B128-NEXT: math.exp %{{[a-z0-9]+}} :
+// B128-NEXT: math.tanh %{{[a-z0-9]+}} {remat.name = "c"} :
+// B64: predicted peak 64 bytes, recompute FLOPs 32, budget 64 bytes, lower bound 32 FLOPs (exact
+// B64: math.tanh %{{.*}} {remat.segment = 0 : i64}
+// B64-NEXT: math.exp %{{[a-z0-9]+}} :
+// B64-NEXT: math.tanh %{{.*}} {remat.name = "c", remat.segment = 0 : i64}
+// B192: segments: 0, predicted peak 192 bytes, recompute FLOPs 0, budget 192 bytes
+// B192-NOT: remat.segment
+func.func @chain(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %a = math.tanh %x {remat.segment = 3 : i64} : tensor<16xf32>
+  %b = math.exp %a : tensor<16xf32>
+  %c = math.tanh %b {remat.name = "c"} : tensor<16xf32>
+  %d = math.exp %c : tensor<16xf32>
+  %g = remat.backward {
+    %0 = arith.mulf %d, %c : tensor<16xf32>
+    %1 = arith.mulf %0, %b : tensor<16xf32>
+    %2 = arith.mulf %1, %a : tensor<16xf32>
+    remat.yield %2 : tensor<16xf32>
+  } : tensor<16xf32>
+  return %g : tensor<16xf32>
+}
