@@ -1,0 +1,238 @@
+//===- PlannerTest.cpp - Budget planner against brute force ---------------===//
+//
+// Checks the budget planner of -remat-mark on random chains and DAGs of up
+// to 12 forward ops against a brute force that runs the real
+// -remat-checkpoint pass on every subset of recomputed ops and measures the
+// memory profile: same optimum at every budget, peaks within budget, more
+// budget never more recompute. The heuristic mode (forced on the same
+// graphs) must stay feasible and monotone; its gap is measured and printed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Analysis/CostModel.h"
+#include "remat/Analysis/Liveness.h"
+#include "remat/Analysis/Planner.h"
+#include "remat/Dialect/Remat/IR/RematOps.h"
+#include "remat/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "gtest/gtest.h"
+
+#include <cstdio>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+
+using namespace mlir;
+using namespace remat;
+
+namespace {
+
+/// A random step of `n` forward ops: elementwise ops (1 FLOP per element)
+/// on tensors of 4 to 32 elements, slices (0 FLOPs, fewer bytes) and
+/// concatenations (more bytes). In a chain each op reads the op before it;
+/// in a DAG any earlier value. The backward region reads a random nonempty
+/// subset of the forward values, in reverse order, as a backward pass does.
+std::string randomStep(std::mt19937 &rng, int n, bool chain) {
+  auto pick = [&](int bound) {
+    return std::uniform_int_distribution<int>(0, bound - 1)(rng);
+  };
+  auto type = [](int w) { return "tensor<" + std::to_string(w) + "xf32>"; };
+  std::vector<std::pair<std::string, int>> values = {{"%x", 16}};
+  std::ostringstream os;
+  os << "func.func @step(%x: tensor<16xf32>) -> tensor<16xf32> {\n";
+  for (int i = 0; i < n; ++i) {
+    std::string name = "%v" + std::to_string(i);
+    auto [x, w] = chain ? values.back() : values[pick(values.size())];
+    int kind = pick(6);
+    if (kind == 4 && w > 4) {
+      int slice = w / 2;
+      os << "  " << name << " = tensor.extract_slice " << x << "[0] ["
+         << slice << "] [1] : " << type(w) << " to " << type(slice) << "\n";
+      values.push_back({name, slice});
+    } else if (kind == 5 && w < 32) {
+      os << "  " << name << " = tensor.concat dim(0) " << x << ", " << x
+         << " : (" << type(w) << ", " << type(w) << ") -> " << type(2 * w)
+         << "\n";
+      values.push_back({name, 2 * w});
+    } else {
+      static const char *unary[] = {"math.tanh", "math.exp"};
+      static const char *binary[] = {"arith.mulf", "arith.addf"};
+      kind %= 4;
+      std::vector<std::string> same;
+      for (auto &[other, width] : values)
+        if (width == w)
+          same.push_back(other);
+      if (kind < 2)
+        os << "  " << name << " = " << unary[kind] << " " << x << " : "
+           << type(w) << "\n";
+      else
+        os << "  " << name << " = " << binary[kind - 2] << " " << x << ", "
+           << same[pick(same.size())] << " : " << type(w) << "\n";
+      values.push_back({name, w});
+    }
+  }
+  os << "  %g = remat.backward {\n";
+  std::vector<int> used;
+  for (int i = 1; i <= n; ++i)
+    if (pick(3) != 0)
+      used.push_back(i);
+  if (used.empty())
+    used.push_back(n);
+  std::string acc = "%x";
+  for (auto it = used.rbegin(); it != used.rend(); ++it) {
+    auto [v, w] = values[*it];
+    std::string square = "%s" + std::to_string(*it);
+    os << "    " << square << " = arith.mulf " << v << ", " << v << " : "
+       << type(w) << "\n";
+    std::string reduced = square;
+    if (w != 16) {
+      // Any 16 elements of it, so every use is consumed the same way.
+      reduced = "%r" + std::to_string(*it);
+      if (w > 16)
+        os << "    " << reduced << " = tensor.extract_slice " << square
+           << "[0] [16] [1] : " << type(w) << " to " << type(16) << "\n";
+      else {
+        std::string operands = square, types = type(w);
+        for (int k = 1; k < 16 / w; ++k) {
+          operands += ", " + square;
+          types += ", " + type(w);
+        }
+        os << "    " << reduced << " = tensor.concat dim(0) " << operands
+           << " : (" << types << ") -> " << type(16) << "\n";
+      }
+    }
+    std::string next = "%a" + std::to_string(*it);
+    os << "    " << next << " = arith.addf " << acc << ", " << reduced
+       << " : " << type(16) << "\n";
+    acc = next;
+  }
+  os << "    remat.yield " << acc << " : tensor<16xf32>\n";
+  os << "  } : tensor<16xf32>\n  return %g : tensor<16xf32>\n}\n";
+  return os.str();
+}
+
+class PlannerTest : public ::testing::Test {
+protected:
+  PlannerTest() {
+    DialectRegistry registry;
+    registry.insert<RematDialect, arith::ArithDialect, func::FuncDialect,
+                    math::MathDialect, tensor::TensorDialect>();
+    registerCostModelExternalModels(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+  }
+
+  /// The reference cost of recomputing the forward ops in `mask` (one
+  /// segment): the real -remat-checkpoint pass on a copy, then the profile.
+  PlanCost reference(ModuleOp module, uint64_t mask) {
+    OwningOpRef<ModuleOp> copy = module.clone();
+    auto function = *copy->getOps<func::FuncOp>().begin();
+    unsigned index = 0;
+    for (Operation &op : function.getBody().front()) {
+      if (isa<BackwardOp>(op))
+        break;
+      if (mask >> index++ & 1)
+        setSegmentPath(&op, {0});
+    }
+    PassManager pm(&context);
+    pm.addNestedPass<func::FuncOp>(createRematCheckpointPass());
+    EXPECT_TRUE(succeeded(pm.run(*copy)));
+    PlanCost cost;
+    cost.peakBytes = computeMemoryProfile(function)->peakBytes;
+    getBackwardOp(function.getBody()).getBody().walk([&](Operation *op) {
+      if (op->hasAttr(RematDialect::kCloneOfAttrName))
+        cost.recomputeFlops += getOpFlops(op).value_or(0);
+    });
+    return cost;
+  }
+
+  MLIRContext context;
+};
+
+TEST_F(PlannerTest, BudgetEqualsBruteForceAndIsMonotone) {
+  std::mt19937 rng(2016);
+  int cases = 0, budgets = 0, heuristicOptimal = 0, heuristicAnswered = 0;
+  double worstGap = 0;
+  for (int trial = 0; trial < 240; ++trial) {
+    bool chain = trial % 2 == 0;
+    int n = 1 + trial / 2 % 12;
+    std::string source = randomStep(rng, n, chain);
+    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
+    ASSERT_TRUE(module) << source;
+    auto function = *module->getOps<func::FuncOp>().begin();
+    FailureOr<MarkingProblem> problem = MarkingProblem::build(function);
+    ASSERT_TRUE(succeeded(problem));
+    // Every forward op here is a decision: no constants, no empties.
+    ASSERT_EQ(problem->size(), static_cast<size_t>(n)) << source;
+
+    std::vector<PlanCost> table;
+    for (uint64_t mask = 0; mask < (uint64_t(1) << n); ++mask)
+      table.push_back(reference(*module, mask));
+    std::set<int64_t> peaks;
+    for (const PlanCost &cost : table)
+      peaks.insert(cost.peakBytes);
+
+    BudgetPlanner exact(*problem);
+    BudgetPlanner heuristic(*problem, BudgetOptions{/*exactLimit=*/0, 1500});
+    ASSERT_TRUE(exact.isExact());
+    ASSERT_FALSE(heuristic.isExact());
+    EXPECT_EQ(exact.getMinPeak(), *peaks.begin()) << source;
+    EXPECT_EQ(exact.getUnmarkedPeak(), table[0].peakBytes) << source;
+    EXPECT_FALSE(exact.solve(*peaks.begin() - 1)) << source;
+
+    int64_t previousExact = std::numeric_limits<int64_t>::max();
+    int64_t previousHeuristic = std::numeric_limits<int64_t>::max();
+    for (int64_t budget : peaks) {
+      int64_t optimum = std::numeric_limits<int64_t>::max();
+      for (const PlanCost &cost : table)
+        if (cost.peakBytes <= budget)
+          optimum = std::min(optimum, cost.recomputeFlops);
+      std::optional<PlanPoint> plan = exact.solve(budget);
+      ASSERT_TRUE(plan) << source << "budget " << budget;
+      EXPECT_EQ(plan->cost.recomputeFlops, optimum)
+          << source << "budget " << budget;
+      EXPECT_EQ(exact.getLowerBound(budget), optimum);
+      // The plan's own measurement through the pass fits the budget.
+      uint64_t mask = 0;
+      for (auto [index, segment] : llvm::enumerate(plan->marking))
+        if (segment != kSaved)
+          mask |= uint64_t(1) << index;
+      EXPECT_LE(table[mask].peakBytes, budget) << source;
+      EXPECT_EQ(table[mask].peakBytes, plan->cost.peakBytes) << source;
+      EXPECT_LE(plan->cost.recomputeFlops, previousExact) << source;
+      previousExact = plan->cost.recomputeFlops;
+
+      if (std::optional<PlanPoint> guess = heuristic.solve(budget)) {
+        ++heuristicAnswered;
+        EXPECT_LE(guess->cost.peakBytes, budget);
+        EXPECT_GE(guess->cost.recomputeFlops, optimum);
+        EXPECT_LE(guess->cost.recomputeFlops, previousHeuristic);
+        previousHeuristic = guess->cost.recomputeFlops;
+        heuristicOptimal += guess->cost.recomputeFlops == optimum;
+        if (optimum > 0)
+          worstGap = std::max(worstGap, double(guess->cost.recomputeFlops) /
+                                            optimum - 1);
+      }
+      ++budgets;
+    }
+    ++cases;
+  }
+  std::printf("budget planner: %d graphs (chains and DAGs of 1 to 12 ops), "
+              "%d budgets, exact = brute force on all; heuristic answered "
+              "%d, optimal on %d, worst gap %.0f%%\n",
+              cases, budgets, heuristicAnswered, heuristicOptimal,
+              worstGap * 100);
+  EXPECT_EQ(cases, 240);
+}
+
+} // namespace
