@@ -350,9 +350,14 @@ void CheckpointPlanner::assignIds() {
   for (const PlannedClone &clone : plan.clones)
     if (seen.insert(clone.original).second)
       plan.recomputed.push_back(clone.original);
-  llvm::sort(plan.recomputed, [&](Operation *a, Operation *b) {
-    return getInfo(a)->index < getInfo(b)->index;
-  });
+  // Sorting precomputed keys keeps hash lookups out of the comparisons.
+  SmallVector<std::pair<unsigned, Operation *>, 0> byIndex =
+      llvm::map_to_vector(plan.recomputed, [&](Operation *op) {
+        return std::make_pair(getInfo(op)->index, op);
+      });
+  llvm::sort(byIndex, llvm::less_first());
+  for (auto [position, entry] : llvm::enumerate(byIndex))
+    plan.recomputed[position] = entry.second;
 
   DenseMap<Operation *, int64_t> ids;
   for (Operation *op : plan.recomputed) {
@@ -374,22 +379,28 @@ void CheckpointPlanner::sortForEmission() {
   auto groupOf = [&](Operation *point, unsigned level) {
     return std::make_pair(getPointIndex(point), level);
   };
-  SmallVector<unsigned, 0> cloneOrder(plan.clones.size());
-  std::iota(cloneOrder.begin(), cloneOrder.end(), 0);
-  auto cloneKey = [&](unsigned index) {
-    const PlannedClone &clone = plan.clones[index];
-    return std::make_pair(groupOf(clone.insertBefore, clone.level),
-                          getInfo(clone.original)->index);
-  };
-  llvm::sort(cloneOrder, [&](unsigned a, unsigned b) {
-    return cloneKey(a) < cloneKey(b);
-  });
-  SmallVector<unsigned, 0> barrierOrder(plan.barriers.size());
-  std::iota(barrierOrder.begin(), barrierOrder.end(), 0);
-  llvm::sort(barrierOrder, [&](unsigned a, unsigned b) {
-    return groupOf(plan.barriers[a].insertBefore, plan.barriers[a].level) <
-           groupOf(plan.barriers[b].insertBefore, plan.barriers[b].level);
-  });
+  // Keys are computed once, so the comparisons do no hash lookups; the
+  // index breaks ties, which makes the order deterministic.
+  using Key = std::tuple<unsigned, unsigned, unsigned, unsigned>;
+  SmallVector<Key, 0> cloneKeys;
+  cloneKeys.reserve(plan.clones.size());
+  for (auto [index, clone] : llvm::enumerate(plan.clones)) {
+    auto [point, level] = groupOf(clone.insertBefore, clone.level);
+    cloneKeys.emplace_back(point, level, getInfo(clone.original)->index,
+                           index);
+  }
+  llvm::sort(cloneKeys);
+  SmallVector<unsigned, 0> cloneOrder = llvm::map_to_vector(
+      cloneKeys, [](const Key &key) { return std::get<3>(key); });
+  SmallVector<Key, 0> barrierKeys;
+  barrierKeys.reserve(plan.barriers.size());
+  for (auto [index, barrier] : llvm::enumerate(plan.barriers)) {
+    auto [point, level] = groupOf(barrier.insertBefore, barrier.level);
+    barrierKeys.emplace_back(point, level, 0, index);
+  }
+  llvm::sort(barrierKeys);
+  SmallVector<unsigned, 0> barrierOrder = llvm::map_to_vector(
+      barrierKeys, [](const Key &key) { return std::get<3>(key); });
 
   SmallVector<unsigned, 0> newClone(plan.clones.size());
   for (auto [position, old] : llvm::enumerate(cloneOrder))
@@ -533,11 +544,22 @@ ArrayRef<Value> CheckpointPlan::getExternalValues(Operation *original) const {
 /// dialect rejects `remat.segment` in the backward region.
 static void stripForwardAttrs(Operation *clone) {
   clone->walk([](Operation *op) {
-    for (StringRef name :
-         {RematDialect::kSegmentAttrName, RematDialect::kPolicyAttrName,
-          RematDialect::kNameAttrName, RematDialect::kIdAttrName,
-          RematDialect::kCloneOfAttrName})
-      op->removeAttr(name);
+    // Most ops carry no discardable attribute: look before rebuilding.
+    auto isForwardAttr = [](NamedAttribute attr) {
+      StringRef name = attr.getName().getValue();
+      return name == RematDialect::kSegmentAttrName ||
+             name == RematDialect::kPolicyAttrName ||
+             name == RematDialect::kNameAttrName ||
+             name == RematDialect::kIdAttrName ||
+             name == RematDialect::kCloneOfAttrName;
+    };
+    if (llvm::none_of(op->getDiscardableAttrs(), isForwardAttr))
+      return;
+    SmallVector<NamedAttribute> kept;
+    for (NamedAttribute attr : op->getDiscardableAttrs())
+      if (!isForwardAttr(attr))
+        kept.push_back(attr);
+    op->setDiscardableAttrs(kept);
   });
 }
 

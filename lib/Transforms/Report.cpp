@@ -56,7 +56,8 @@ struct SegmentFigures {
   int64_t recomputedOps = 0;
   int64_t recomputeFlops = 0;
   int64_t savedBytes = 0;
-  llvm::json::Array saved;
+  /// Indices into the profile's saved values.
+  SmallVector<unsigned> saved;
 };
 
 struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
@@ -94,11 +95,14 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
       emitError(getOperation().getLoc()) << "-remat-report: " << error;
       return signalPassFailure();
     }
-    if (format == "json")
-      output->os() << llvm::formatv(
-          "{0:2}\n", llvm::json::Value(llvm::json::Object{
-                         {"version", 1}, {"functions", std::move(functions)}}));
-    else
+    if (format == "json") {
+      // json::Object's initializer lists copy their values: move instead.
+      llvm::json::Object root;
+      root["version"] = 1;
+      root["functions"] = std::move(functions);
+      output->os() << llvm::formatv("{0:2}\n",
+                                    llvm::json::Value(std::move(root)));
+    } else
       printText(output->os(), functions);
     output->keep();
   }
@@ -113,6 +117,15 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
     // Originals by id, for the segment of each clone.
     DenseMap<int64_t, Operation *> originals;
     std::map<SmallVector<int64_t, 2>, SegmentFigures> segments;
+    // Ops share their uniqued segment attribute: decode each one once.
+    DenseMap<Attribute, SegmentFigures *> figuresByMark;
+    auto getFigures = [&](Operation *op) -> SegmentFigures & {
+      Attribute mark = op->getAttr(RematDialect::kSegmentAttrName);
+      SegmentFigures *&figures = figuresByMark[mark];
+      if (!figures)
+        figures = &segments[getSegmentPath(op)];
+      return *figures;
+    };
     int64_t forwardFlops = 0, backwardFlops = 0, recomputeFlops = 0;
     int64_t recomputedOps = 0, opsWithoutCost = 0;
     for (Operation &op : function.getFunctionBody().front()) {
@@ -120,9 +133,8 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
         break;
       if (auto id = op.getAttrOfType<IntegerAttr>(RematDialect::kIdAttrName))
         originals[id.getInt()] = &op;
-      SmallVector<int64_t, 2> path = getSegmentPath(&op);
-      if (!path.empty())
-        ++segments[path].ops;
+      if (op.hasAttr(RematDialect::kSegmentAttrName))
+        ++getFigures(&op).ops;
       std::optional<int64_t> flops = getOpFlops(&op);
       opsWithoutCost += !flops && !op.hasTrait<OpTrait::IsTerminator>();
       forwardFlops += flops.value_or(0);
@@ -139,14 +151,14 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
       recomputeFlops += flops.value_or(0);
       Operation *original = originals.lookup(cloneOf.getInt());
       SegmentFigures &figures =
-          segments[original ? getSegmentPath(original)
-                            : SmallVector<int64_t, 2>()];
+          original ? getFigures(original) : segments[{}];
       ++figures.recomputedOps;
       figures.recomputeFlops += flops.value_or(0);
     }
 
-    llvm::json::Array saved;
-    for (const SavedValue &value : profile->saved) {
+    // json::Value's move constructor may throw, so std::vector copies the
+    // elements when it grows: every array is reserved to its final size.
+    auto savedEntry = [&](const SavedValue &value) {
       Operation *def = value.value.getDefiningOp();
       llvm::json::Object entry{
           {"location", formatLocation(value.value.getLoc())},
@@ -156,42 +168,52 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
       };
       if (auto arg = dyn_cast<BlockArgument>(value.value))
         entry["argument"] = static_cast<int64_t>(arg.getArgNumber());
+      return entry;
+    };
+    llvm::json::Array saved;
+    saved.reserve(profile->saved.size());
+    for (auto [index, value] : llvm::enumerate(profile->saved)) {
       SegmentFigures &figures = segments[value.segment];
       figures.savedBytes += value.bytes;
-      figures.saved.push_back(llvm::json::Object(entry));
-      saved.push_back(std::move(entry));
+      figures.saved.push_back(index);
+      saved.push_back(savedEntry(value));
     }
 
     llvm::json::Array segmentArray;
-    for (auto &[path, figures] : segments)
-      segmentArray.push_back(llvm::json::Object{
+    segmentArray.reserve(segments.size());
+    for (auto &[path, figures] : segments) {
+      llvm::json::Object segment{
           {"segment", formatSegment(path)},
           {"ops", figures.ops},
           {"recomputed_ops", figures.recomputedOps},
           {"recompute_flops", figures.recomputeFlops},
           {"saved_bytes", figures.savedBytes},
-          {"saved", std::move(figures.saved)},
-      });
+      };
+      llvm::json::Array segmentSaved;
+      segmentSaved.reserve(figures.saved.size());
+      for (unsigned index : figures.saved)
+        segmentSaved.push_back(savedEntry(profile->saved[index]));
+      segment["saved"] = std::move(segmentSaved);
+      segmentArray.push_back(std::move(segment));
+    }
 
-    return llvm::json::Object{
-        {"name", function.getName().str()},
-        {"segments", std::move(segmentArray)},
-        {"saved", std::move(saved)},
-        {"totals",
-         llvm::json::Object{
-             {"saved_activation_bytes", profile->savedActivationBytes},
-             {"saved_argument_bytes", profile->savedArgumentBytes},
-             {"static_peak_bytes", profile->peakBytes},
-             {"static_peak_at",
-              profile->peakOp ? formatLocation(profile->peakOp->getLoc())
-                              : "none"},
-             {"forward_flops", forwardFlops},
-             {"backward_flops", backwardFlops},
-             {"recompute_flops", recomputeFlops},
-             {"recomputed_ops", recomputedOps},
-             {"ops_without_cost_model", opsWithoutCost},
-         }},
+    llvm::json::Object report{{"name", function.getName().str()}};
+    report["segments"] = std::move(segmentArray);
+    report["saved"] = std::move(saved);
+    report["totals"] = llvm::json::Object{
+        {"saved_activation_bytes", profile->savedActivationBytes},
+        {"saved_argument_bytes", profile->savedArgumentBytes},
+        {"static_peak_bytes", profile->peakBytes},
+        {"static_peak_at", profile->peakOp
+                               ? formatLocation(profile->peakOp->getLoc())
+                               : "none"},
+        {"forward_flops", forwardFlops},
+        {"backward_flops", backwardFlops},
+        {"recompute_flops", recomputeFlops},
+        {"recomputed_ops", recomputedOps},
+        {"ops_without_cost_model", opsWithoutCost},
     };
+    return report;
   }
 
   void printText(raw_ostream &os, const llvm::json::Array &functions) {

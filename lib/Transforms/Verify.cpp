@@ -42,6 +42,57 @@ SmallVector<NamedAttribute> getComputeAttrs(Operation *op) {
   return attrs;
 }
 
+/// Returns true if `copy` and `original` have equal properties and equal
+/// discardable attributes apart from bookkeeping, without building the
+/// attribute dictionary of ops whose inherent attributes are properties.
+bool haveSameComputeAttrs(Operation *copy, Operation *original) {
+  if (copy->getPropertiesStorageSize() &&
+      !copy->getName().compareOpProperties(copy->getPropertiesStorage(),
+                                           original->getPropertiesStorage()))
+    return false;
+  auto computeAttrs = [](Operation *op) {
+    return llvm::make_filter_range(op->getDiscardableAttrs(),
+                                   [](NamedAttribute attr) {
+                                     return !isBookkeeping(
+                                         attr.getName().getValue());
+                                   });
+  };
+  return llvm::equal(computeAttrs(copy), computeAttrs(original));
+}
+
+/// Returns a description of the first attribute in which `copy` and
+/// `original` differ, or an empty string if their attributes agree.
+std::string describeAttrDifference(Operation *copy,
+                                          Operation *original) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  SmallVector<NamedAttribute> copyAttrs = getComputeAttrs(copy);
+  SmallVector<NamedAttribute> originalAttrs = getComputeAttrs(original);
+  for (NamedAttribute attr : originalAttrs) {
+    Attribute value = copy->getAttr(attr.getName());
+    if (!value) {
+      os << "it lacks attribute '" << attr.getName().getValue()
+         << "' of its original";
+      return text;
+    }
+    if (value != attr.getValue()) {
+      os << "it has attribute '" << attr.getName().getValue() << "' = " << value
+         << " but its original has " << attr.getValue();
+      return text;
+    }
+  }
+  if (copyAttrs.size() != originalAttrs.size()) {
+    for (NamedAttribute attr : copyAttrs)
+      if (!original->getAttr(attr.getName())) {
+        os << "it has attribute '" << attr.getName().getValue()
+           << "' that its original lacks";
+        return text;
+      }
+  }
+
+  return text;
+}
+
 /// Compares clones with their originals. Every check is local to one clone
 /// (an operand produced by another clone is equivalent if that clone's
 /// original produces the original operand; the other clone is checked in its
@@ -57,6 +108,8 @@ private:
   bool isEquivalent(Value copy, Value original);
   std::string compareOps(Operation *copy, Operation *original,
                          DenseMap<Value, Value> &inner);
+  std::string compareTypesAndOperands(Operation *copy, Operation *original,
+                                      DenseMap<Value, Value> &inner);
   std::string compareRegions(Operation *copy, Operation *original,
                              DenseMap<Value, Value> &inner);
 
@@ -110,30 +163,17 @@ std::string CloneVerifier::compareOps(Operation *copy, Operation *original,
     return text;
   }
 
-  SmallVector<NamedAttribute> copyAttrs = getComputeAttrs(copy);
-  SmallVector<NamedAttribute> originalAttrs = getComputeAttrs(original);
-  for (NamedAttribute attr : originalAttrs) {
-    Attribute value = copy->getAttr(attr.getName());
-    if (!value) {
-      os << "it lacks attribute '" << attr.getName().getValue()
-         << "' of its original";
-      return text;
-    }
-    if (value != attr.getValue()) {
-      os << "it has attribute '" << attr.getName().getValue() << "' = " << value
-         << " but its original has " << attr.getValue();
-      return text;
-    }
-  }
-  if (copyAttrs.size() != originalAttrs.size()) {
-    for (NamedAttribute attr : copyAttrs)
-      if (!original->getAttr(attr.getName())) {
-        os << "it has attribute '" << attr.getName().getValue()
-           << "' that its original lacks";
-        return text;
-      }
-  }
+  if (!haveSameComputeAttrs(copy, original))
+    if (std::string difference = describeAttrDifference(copy, original);
+        !difference.empty())
+      return difference;
+  return compareTypesAndOperands(copy, original, inner);
+}
 
+std::string CloneVerifier::compareTypesAndOperands(
+    Operation *copy, Operation *original, DenseMap<Value, Value> &inner) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
   if (copy->getNumResults() != original->getNumResults()) {
     os << "it has " << copy->getNumResults() << " results but its original has "
        << original->getNumResults();
