@@ -98,6 +98,14 @@ def trace_joint(model, inputs):
     return captured["joint"], captured["num_fwd_outputs"], names, tensors, set(params)
 
 
+def VIEW_OPS(torch):
+    aten = torch.ops.aten
+    return (aten.t.default, aten.transpose.int, aten.permute.default, aten.view.default,
+            aten._unsafe_view.default, aten.reshape.default, aten.expand.default,
+            aten.alias.default, aten.detach.default, aten.squeeze.dim,
+            aten.unsqueeze.default)
+
+
 def _shape_of(node):
     val = node.meta.get("val")
     return tuple(val.shape) if hasattr(val, "shape") else None
@@ -132,6 +140,54 @@ def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
         args.append(v)
         arg_names.append(name_)
 
+    # A forward view (t, transpose, view, expand, ...) that the backward
+    # reads is re-emitted in the backward from its source: in PyTorch a view
+    # costs no memory, and a copy saved across the step would be an
+    # activation PyTorch does not have (the transpose of every weight).
+    views = {aten_op for aten_op in VIEW_OPS(torch)}
+    backward_copies = {}
+
+    def backward_view(n):
+        if n.op != "call_function" or n.target not in views or \
+                n.meta.get("partitioner_tag") == "is_backward":
+            return env[n]
+        if n in backward_copies:
+            return backward_copies[n]
+        if n not in env:  # never materialized in the forward
+            return forward_view(n, in_backward=True)
+        if n not in backward_copies:
+            a = torch.fx.node.map_arg(n.args, backward_view)
+            k = torch.fx.node.map_arg(n.kwargs, backward_view)
+            backward_copies[n] = table[n.target](e, *a, **k)
+        return backward_copies[n]
+
+    pending = set()  # forward views emitted only when a forward op uses them
+
+    def segment_of(n):
+        if n.meta.get("recompute") is not None and "ac_graph_id" in n.meta:
+            return seg_ids.setdefault(n.meta["ac_graph_id"], len(seg_ids))
+        return None
+
+    def forward_view(n, in_backward=False):
+        if n in env:
+            return env[n]
+        if n not in pending:
+            return env[n]
+        lookup = backward_view if in_backward else forward_view
+        a = torch.fx.node.map_arg(n.args, lookup)
+        k = torch.fx.node.map_arg(n.kwargs, lookup)
+        saved = e.in_backward, e.segment
+        e.in_backward, e.segment = in_backward, (None if in_backward else segment_of(n))
+        try:
+            v = table[n.target](e, *a, **k)
+        finally:
+            e.in_backward, e.segment = saved
+        if in_backward:
+            backward_copies[n] = v
+        else:
+            env[n] = v
+        return v
+
     seg_ids = {}
     save = (CheckpointPolicy.MUST_SAVE, CheckpointPolicy.PREFER_SAVE)
     output = None
@@ -149,12 +205,14 @@ def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
             raise ExportError(f"unsupported ATen op {node.target} (node {node.name}) at "
                               f"{model_line(node)}")
         e.in_backward = node.meta.get("partitioner_tag") == "is_backward"
-        e.segment = None
         policy = node.meta.get("recompute")
-        if not e.in_backward and policy is not None and "ac_graph_id" in node.meta:
-            e.segment = seg_ids.setdefault(node.meta["ac_graph_id"], len(seg_ids))
-        a = torch.fx.node.map_arg(node.args, lambda n: env[n])
-        k = torch.fx.node.map_arg(node.kwargs, lambda n: env[n])
+        e.segment = None if e.in_backward else segment_of(node)
+        if not e.in_backward and node.target in views:
+            pending.add(node)
+            continue
+        lookup = backward_view if e.in_backward else forward_view
+        a = torch.fx.node.map_arg(node.args, lookup)
+        k = torch.fx.node.map_arg(node.kwargs, lookup)
         try:
             result = fn(e, *a, **k)
         except E.UnsupportedOp as err:
@@ -176,14 +234,14 @@ def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
                     e.saved_names.add(r.name)
 
     outs = list(output.args[0])
-    fwd_outs = [env[n] for n in outs[:num_fwd_outputs]]
+    fwd_outs = [forward_view(n) for n in outs[:num_fwd_outputs]]
     grads = []
     for pname, g in zip(names, outs[num_fwd_outputs:]):
         if g is None:
             continue
         if pname not in param_names:
             continue  # the gradient of an input: not part of the step
-        grads.append((pname, env[g]))
+        grads.append((pname, backward_view(g)))
     if not grads:
         raise ExportError("the step has no parameter gradients")
 
