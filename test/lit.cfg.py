@@ -59,3 +59,31 @@ if config.cmake_command and shutil.which(config.cmake_command):
     config.substitutions.append(("%mlir_dir", config.mlir_dir))
 else:
     lit_config.note("cmake is missing: the install/consumer test is skipped")
+
+# PyTorch front end (test/Torch): feature `torch` when the cached venv of
+# scripts/torch-venv exists and imports torch (scripts/test creates it).
+_torch_python = subprocess.run(
+    [os.path.join(config.remat_src_root, "scripts", "torch-venv"), "--check"],
+    capture_output=True, text=True,
+).stdout.strip()
+if _torch_python and subprocess.call(
+    [_torch_python, "-c", "import torch"],
+    stdout=subprocess.DEVNULL,
+    stderr=subprocess.DEVNULL,
+) == 0:
+    config.available_features.add("torch")
+    config.substitutions.append(
+        (
+            "%remat_torch_python",
+            "env PYTHONPATH=%s %s"
+            % (os.path.join(config.remat_src_root, "python"), _torch_python),
+        )
+    )
+    config.substitutions.append(
+        (
+            "%remat-torch-export",
+            os.path.join(config.remat_src_root, "tools", "remat-torch-export"),
+        )
+    )
+else:
+    lit_config.note("no PyTorch venv (scripts/torch-venv): test/Torch is skipped")

@@ -1,0 +1,1 @@
+"""PyTorch front end of remat: exports AOTAutograd joint graphs to remat IR."""

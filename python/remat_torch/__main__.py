@@ -1,0 +1,132 @@
+"""remat-torch-export: writes a PyTorch model's training step as remat IR.
+
+    remat-torch-export MODULE.py:FACTORY -o DIR [--dropout P] [--no-checkpoint]
+                       [--seed N] [--reference]
+
+FACTORY() returns (model, inputs) with model(*inputs) the scalar loss (see
+remat_torch/zoo.py; `remat_torch.zoo:mlp` names a zoo model). Writes
+DIR/step.mlir, the inputs DIR/in-NN-NAME.npy in argument order (parameters,
+buffers, model inputs, the loss tangent 1.0, the dropout seed), and
+DIR/manifest.json: the remat-run --inputs list, the output names (loss, then
+one gradient per parameter) and the number of checkpoint segments. With
+--reference, also DIR/ref-NN-NAME.npy: PyTorch eager's loss and gradients on
+the same inputs (with dropout they differ from remat's, whose generator is
+Philox). An op the exporter cannot map is an error naming the ATen op and the
+model's source line; the exit status is then 1.
+"""
+
+import argparse
+import importlib
+import importlib.util
+import inspect
+import json
+import os
+import sys
+
+
+def load_factory(spec):
+    module, _, fn = spec.rpartition(":")
+    if not module or not fn:
+        raise SystemExit(f"remat-torch-export: expected MODULE.py:FACTORY, got {spec!r}")
+    if module.endswith(".py") or os.sep in module:
+        name = os.path.splitext(os.path.basename(module))[0]
+        s = importlib.util.spec_from_file_location(name, module)
+        if s is None:
+            raise SystemExit(f"remat-torch-export: cannot load {module}")
+        mod = importlib.util.module_from_spec(s)
+        sys.modules[name] = mod
+        s.loader.exec_module(mod)
+    else:
+        mod = importlib.import_module(module)
+    if not hasattr(mod, fn):
+        raise SystemExit(f"remat-torch-export: {module} has no {fn}")
+    return getattr(mod, fn)
+
+
+def call_factory(factory, dropout=None, checkpoint=None):
+    kw = {}
+    params = inspect.signature(factory).parameters
+    if dropout is not None:
+        if "dropout" not in params:
+            raise SystemExit("remat-torch-export: the factory takes no `dropout`")
+        kw["dropout"] = dropout
+    if checkpoint is not None:
+        if "checkpoint" not in params:
+            raise SystemExit("remat-torch-export: the factory takes no `checkpoint`")
+        kw["checkpoint"] = checkpoint
+    return factory(**kw)
+
+
+def export(model, inputs, out_dir, seed=1234, reference=False, description=""):
+    import numpy as np
+    import torch
+    from .export import to_mlir, trace_joint
+
+    model.train()
+    joint, nfwd, names, tensors, param_names = trace_joint(model, inputs)
+    text, arg_names, out_names, segments = to_mlir(
+        joint, nfwd, names, param_names, description=description)
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "step.mlir"), "w") as f:
+        f.write(text)
+    arrays = [t.detach().numpy().astype(np.float32) for t in tensors]
+    ntangents = sum(1 for n in arg_names if n.startswith("tangent"))
+    arrays += [np.ones((), np.float32)] * ntangents
+    if "seed" in arg_names:
+        arrays.append(np.array(seed, np.int64))
+    paths = []
+    for i, (n, a) in enumerate(zip(arg_names, arrays)):
+        p = os.path.join(out_dir, f"in-{i:02d}-{n}.npy")
+        np.save(p, a)
+        paths.append(p)
+    manifest = {"inputs": paths, "arguments": arg_names, "outputs": out_names,
+                "segments": segments}
+    if reference:
+        params = dict(model.named_parameters())
+        for p in params.values():
+            p.grad = None
+        loss = model(*inputs)
+        loss.backward()
+        refs = [loss.detach().numpy()] + [params[n].grad.numpy() for n in out_names[1:]]
+        manifest["reference"] = []
+        for i, (n, r) in enumerate(zip(out_names, refs)):
+            p = os.path.join(out_dir, f"ref-{i:02d}-{n}.npy")
+            np.save(p, r.astype(np.float32))
+            manifest["reference"].append(p)
+    with open(os.path.join(out_dir, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    return manifest
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="remat-torch-export", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("model", help="MODULE.py:FACTORY or package.module:FACTORY")
+    parser.add_argument("-o", "--output-dir", required=True)
+    parser.add_argument("--dropout", type=float, help="passed to the factory")
+    parser.add_argument("--no-checkpoint", action="store_true",
+                        help="factory(checkpoint=False): no torch.utils.checkpoint")
+    parser.add_argument("--seed", type=int, default=1234, help="the step's dropout seed")
+    parser.add_argument("--reference", action="store_true",
+                        help="also write PyTorch eager's loss and gradients")
+    args = parser.parse_args(argv)
+
+    from .export import ExportError
+    factory = load_factory(args.model)
+    model, inputs = call_factory(factory, args.dropout,
+                                 False if args.no_checkpoint else None)
+    try:
+        m = export(model, inputs, args.output_dir, args.seed, args.reference,
+                   description=f"{args.model}: exported by remat-torch-export "
+                               "(AOTAutograd joint graph, core ATen ops)")
+    except ExportError as err:
+        print(f"remat-torch-export: error: {err}", file=sys.stderr)
+        return 1
+    print(f"remat-torch-export: wrote {args.output_dir}/step.mlir: "
+          f"{len(m['arguments'])} arguments, {len(m['outputs'])} outputs, "
+          f"{m['segments']} checkpoint segments", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,271 @@
+"""Exports a PyTorch model's training step to remat's IR contract.
+
+The step is traced by torch.compile (Dynamo) into AOTAutograd's joint graph,
+forward and backward together with the tangent of the loss as an input, in
+core ATen ops (torch._decomp.core_aten_decompositions: the backward formulas
+of layer norm, softmax, GELU, ... become elementwise ops and reductions).
+AOTAutograd tags the nodes of torch.utils.checkpoint regions
+(use_reentrant=False) with node.meta["recompute"] (a CheckpointPolicy) and
+node.meta["ac_graph_id"] (one id per checkpoint call); each id becomes a
+`remat.segment`, and MUST_SAVE / PREFER_SAVE of a selective-checkpoint policy
+becomes `remat.policy = "save"`. node.meta["partitioner_tag"] says whether a
+node is forward or backward; backward nodes go into `remat.backward`.
+"""
+
+import inspect
+import os
+import re
+import traceback
+
+from . import emit as E
+
+
+class ExportError(Exception):
+    pass
+
+
+def _sanitize(name):
+    return re.sub(r"[^A-Za-z0-9_]", "_", name)
+
+
+def model_line(node):
+    """`file:line in fn: code` of the user's source that made the node."""
+    trace = node.meta.get("stack_trace") or ""
+    frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)\n\s*(.*)', trace)
+    if not frames:
+        return "<no source line recorded>"
+    # The innermost frame outside torch itself.
+    user = [f for f in frames if f"{os.sep}torch{os.sep}" not in f[0]] or frames
+    path, line, fn, code = user[-1]
+    return f"{path}:{line} in {fn}: {code.strip()}"
+
+
+def trace_joint(model, inputs):
+    """Returns (joint GraphModule, num_fwd_outputs, names of the joint
+    graph's primal inputs in order, the flat tensors in that order)."""
+    import torch
+    from torch._decomp import core_aten_decompositions
+    from torch._dynamo.backends.common import aot_autograd
+    from torch._functorch.partitioners import default_partition
+    from torch.func import functional_call
+
+    params = {k: v.detach().clone().requires_grad_(v.requires_grad)
+              for k, v in model.named_parameters()}
+    buffers = {k: v.detach().clone() for k, v in model.named_buffers()}
+    arg_names = [n for n in inspect.signature(model.forward).parameters][:len(inputs)]
+    named = ([(k, v) for k, v in params.items()] + [(k, v) for k, v in buffers.items()]
+             + list(zip(arg_names, inputs)))
+    flat = [v for _, v in named]
+    np_, nb = len(params), len(buffers)
+
+    def step(*flat):
+        p = dict(zip(params, flat[:np_]))
+        b = dict(zip(buffers, flat[np_:np_ + nb]))
+        return functional_call(model, (p, b), tuple(flat[np_ + nb:]))
+
+    captured = {}
+
+    def partition(gm, joint_inputs, **kw):
+        captured["joint"] = gm
+        captured["num_fwd_outputs"] = kw["num_fwd_outputs"]
+        return default_partition(gm, joint_inputs, **kw)
+
+    aot = aot_autograd(fw_compiler=lambda gm, ex: gm, bw_compiler=lambda gm, ex: gm,
+                       partition_fn=partition,
+                       decompositions=core_aten_decompositions())
+
+    def backend(gm, example_inputs):
+        captured["inputs"] = list(example_inputs)
+        return aot(gm, example_inputs)
+
+    torch._dynamo.reset()
+    compiled = torch.compile(step, backend=backend, fullgraph=True, dynamic=False)
+    loss = compiled(*flat)
+    if "joint" not in captured:
+        raise ExportError("AOTAutograd built no joint graph: does the loss depend on a "
+                          "parameter that requires grad?")
+    # Dynamo's graph inputs are the step's arguments it uses, in some order:
+    # name them by identity with the tensors passed.
+    names = []
+    for t in captured["inputs"]:
+        match = [n for n, v in named if v is t] or \
+                [n for n, v in named if v.data_ptr() == t.data_ptr() and v.shape == t.shape]
+        if not match:
+            raise ExportError("cannot match a graph input to a parameter, buffer or input")
+        names.append(match[0])
+    tensors = [dict(named)[n] for n in names]
+    del loss
+    return captured["joint"], captured["num_fwd_outputs"], names, tensors, set(params)
+
+
+def VIEW_OPS(torch):
+    aten = torch.ops.aten
+    return (aten.t.default, aten.transpose.int, aten.permute.default, aten.view.default,
+            aten._unsafe_view.default, aten.reshape.default, aten.expand.default,
+            aten.alias.default, aten.detach.default, aten.squeeze.dim,
+            aten.unsqueeze.default)
+
+
+def _shape_of(node):
+    val = node.meta.get("val")
+    return tuple(val.shape) if hasattr(val, "shape") else None
+
+
+def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
+            description=""):
+    """Maps the joint graph to the MLIR text of one training step. Returns
+    (text, argument names, output names)."""
+    import torch
+    from torch.utils.checkpoint import CheckpointPolicy
+
+    table = E.ops()
+    e = E.Emitter()
+    env = {}
+    args = []          # (Value, attr)
+    placeholders = [n for n in joint.graph.nodes if n.op == "placeholder"]
+    primal_i = tangent_i = 0
+    arg_names = []
+    for node in placeholders:
+        val = node.meta["val"]
+        if val.dtype != torch.float32:
+            raise ExportError(f"input {node.name} has dtype {val.dtype}: only float32")
+        if node.name.startswith("tangents"):
+            name_ = f"tangent{tangent_i}"
+            tangent_i += 1
+        else:
+            name_ = _sanitize(names[primal_i])
+            primal_i += 1
+        v = E.Value(f"%{name_}", val.shape)
+        env[node] = v
+        args.append(v)
+        arg_names.append(name_)
+
+    # A forward view (t, transpose, view, expand, ...) that the backward
+    # reads is re-emitted in the backward from its source: in PyTorch a view
+    # costs no memory, and a copy saved across the step would be an
+    # activation PyTorch does not have (the transpose of every weight).
+    views = {aten_op for aten_op in VIEW_OPS(torch)}
+    backward_copies = {}
+
+    def backward_view(n):
+        if n.op != "call_function" or n.target not in views or \
+                n.meta.get("partitioner_tag") == "is_backward":
+            return env[n]
+        if n in backward_copies:
+            return backward_copies[n]
+        if n not in env:  # never materialized in the forward
+            return forward_view(n, in_backward=True)
+        if n not in backward_copies:
+            a = torch.fx.node.map_arg(n.args, backward_view)
+            k = torch.fx.node.map_arg(n.kwargs, backward_view)
+            backward_copies[n] = table[n.target](e, *a, **k)
+        return backward_copies[n]
+
+    pending = set()  # forward views emitted only when a forward op uses them
+
+    def segment_of(n):
+        if n.meta.get("recompute") is not None and "ac_graph_id" in n.meta:
+            return seg_ids.setdefault(n.meta["ac_graph_id"], len(seg_ids))
+        return None
+
+    def forward_view(n, in_backward=False):
+        if n in env:
+            return env[n]
+        if n not in pending:
+            return env[n]
+        lookup = backward_view if in_backward else forward_view
+        a = torch.fx.node.map_arg(n.args, lookup)
+        k = torch.fx.node.map_arg(n.kwargs, lookup)
+        saved = e.in_backward, e.segment
+        e.in_backward, e.segment = in_backward, (None if in_backward else segment_of(n))
+        try:
+            v = table[n.target](e, *a, **k)
+        finally:
+            e.in_backward, e.segment = saved
+        if in_backward:
+            backward_copies[n] = v
+        else:
+            env[n] = v
+        return v
+
+    seg_ids = {}
+    save = (CheckpointPolicy.MUST_SAVE, CheckpointPolicy.PREFER_SAVE)
+    output = None
+    for node in joint.graph.nodes:
+        if node.op == "placeholder":
+            continue
+        if node.op == "output":
+            output = node
+            continue
+        if node.op != "call_function":
+            raise ExportError(f"unsupported graph node {node.op} {node.target} at "
+                              f"{model_line(node)}")
+        fn = table.get(node.target)
+        if fn is None:
+            raise ExportError(f"unsupported ATen op {node.target} (node {node.name}) at "
+                              f"{model_line(node)}")
+        e.in_backward = node.meta.get("partitioner_tag") == "is_backward"
+        policy = node.meta.get("recompute")
+        e.segment = None if e.in_backward else segment_of(node)
+        if not e.in_backward and node.target in views:
+            pending.add(node)
+            continue
+        lookup = backward_view if e.in_backward else forward_view
+        a = torch.fx.node.map_arg(node.args, lookup)
+        k = torch.fx.node.map_arg(node.kwargs, lookup)
+        try:
+            result = fn(e, *a, **k)
+        except E.UnsupportedOp as err:
+            raise ExportError(f"unsupported form of ATen op {node.target} (node {node.name}):"
+                              f" {err}, at {model_line(node)}") from None
+        except Exception as err:
+            raise ExportError(f"cannot map ATen op {node.target} (node {node.name}) at "
+                              f"{model_line(node)}: {type(err).__name__}: {err}\n"
+                              f"{traceback.format_exc()}") from None
+        shape = _shape_of(node)
+        if isinstance(result, E.Value) and shape is not None and result.shape != shape:
+            raise ExportError(f"internal: {node.target} (node {node.name}) gave shape "
+                              f"{result.shape}, torch says {shape}")
+        env[node] = result
+        if e.segment is not None and policy in save and node.target is not \
+                __import__("operator").getitem:
+            for r in (result if isinstance(result, (list, tuple)) else [result]):
+                if isinstance(r, E.Value):
+                    e.saved_names.add(r.name)
+
+    outs = list(output.args[0])
+    fwd_outs = [forward_view(n) for n in outs[:num_fwd_outputs]]
+    grads = []
+    for pname, g in zip(names, outs[num_fwd_outputs:]):
+        if g is None:
+            continue
+        if pname not in param_names:
+            continue  # the gradient of an input: not part of the step
+        grads.append((pname, backward_view(g)))
+    if not grads:
+        raise ExportError("the step has no parameter gradients")
+
+    # A gradient that is a forward value or an argument still goes through
+    # the backward region's yield.
+    seed = ""
+    if e.random_ops:
+        seed = ", %seed: i64 {remat.rng_seed}"
+        arg_names.append("seed")
+    arg_text = ", ".join(f"{v.name}: {v.type}" for v in args) + seed
+    result_types = [v.type for v in fwd_outs] + [g.type for _, g in grads]
+    grad_types = ", ".join(g.type for _, g in grads)
+    lines = [f"// {l}".rstrip() for l in description.strip().splitlines()]
+    lines.append(f"func.func @{name}({arg_text})")
+    lines.append(f"    -> ({', '.join(result_types)}) {{")
+    lines.extend(e.render_line(l) for l in e.forward)
+    count = len(grads)
+    lines.append(f"  %grads{':' + str(count) if count > 1 else ''} = remat.backward {{")
+    lines.extend("  " + e.render_line(l).replace("\n", "\n  ") for l in e.backward)
+    lines.append(f"    remat.yield {', '.join(g.name for _, g in grads)} : {grad_types}")
+    lines.append(f"  }} : {grad_types}")
+    results = [v.name for v in fwd_outs] + (
+        ["%grads"] if count == 1 else [f"%grads#{i}" for i in range(count)])
+    lines.append(f"  return {', '.join(results)} : {', '.join(result_types)}")
+    lines.append("}")
+    out_names = [f"out{i}" for i in range(len(fwd_outs))] + [p for p, _ in grads]
+    return "\n".join(lines) + "\n", arg_names, out_names, len(seg_ids)

@@ -1,0 +1,169 @@
+"""remat's model zoo for the PyTorch front end: small, CPU-sized models with
+torch.utils.checkpoint regions where their authors would put them.
+
+A factory returns `(model, inputs)`: `model(*inputs)` is the scalar training
+loss, `model.named_parameters()` the trained parameters. Every factory takes
+`dropout` (the probability; 0 for comparisons with PyTorch's eager gradients,
+whose CPU generator is not Philox) and `checkpoint` (False runs the same model
+without any torch.utils.checkpoint call, for bench/peers). Inputs are drawn
+from a fixed seed, so an export is reproducible.
+"""
+
+import functools
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.checkpoint import (CheckpointPolicy, checkpoint,
+                                    create_selective_checkpoint_contexts)
+
+
+def mse(y, target):
+    return 0.5 * ((y - target) ** 2).mean()
+
+
+class _Checkpointed(nn.Module):
+    def __init__(self, use_checkpoint):
+        super().__init__()
+        self.use_checkpoint = use_checkpoint
+
+    def ckpt(self, fn, *args, context_fn=None):
+        if not self.use_checkpoint:
+            return fn(*args)
+        if context_fn is None:
+            return checkpoint(fn, *args, use_reentrant=False)
+        return checkpoint(fn, *args, use_reentrant=False, context_fn=context_fn)
+
+
+def save_matmuls(ctx, op, *args, **kwargs):
+    """Selective checkpointing policy: keep the matmuls' results (expensive
+    to recompute), recompute everything else (cheap elementwise ops)."""
+    if op in (torch.ops.aten.mm.default, torch.ops.aten.addmm.default,
+              torch.ops.aten.bmm.default):
+        return CheckpointPolicy.MUST_SAVE
+    return CheckpointPolicy.PREFER_RECOMPUTE
+
+
+def selective(policy):
+    return functools.partial(create_selective_checkpoint_contexts, policy)
+
+
+# -- MLP with dropout ---------------------------------------------------------
+
+class MLP(_Checkpointed):
+    """h <- dropout(tanh(Linear(h))) for the hidden layers, a linear head.
+    Layers 0-1 are one checkpoint, layer 2 another (checkpoint_sequential's
+    layout), the head is not checkpointed."""
+
+    def __init__(self, widths, p, use_checkpoint):
+        super().__init__(use_checkpoint)
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(widths, widths[1:]))
+        self.p = p
+
+    def hidden(self, i, h):
+        return F.dropout(torch.tanh(self.layers[i](h)), self.p, self.training)
+
+    def forward(self, x, target):
+        h = self.ckpt(lambda h: self.hidden(1, self.hidden(0, h)), x)
+        h = self.ckpt(lambda h: self.hidden(2, h), h)
+        return mse(self.layers[3](h), target)
+
+
+def mlp(dropout=0.1, checkpoint=True, batch=64, widths=(64, 128, 128, 128, 32)):
+    torch.manual_seed(0)
+    model = MLP(widths, dropout, checkpoint)
+    x = torch.randn(batch, widths[0])
+    target = torch.randn(batch, widths[-1])
+    return model, (x, target)
+
+
+# -- GPT-style transformer block ----------------------------------------------
+
+class GPTBlock(_Checkpointed):
+    """Pre-norm GPT block: h = x + drop(attn(ln1(x))), out = h +
+    drop(mlp(ln2(h))), causal attention with dropout on the probabilities,
+    GELU (tanh) MLP. The attention is a plain checkpoint; the MLP a
+    selective one that saves its matmuls (save_matmuls)."""
+
+    def __init__(self, seq, width, heads, p, use_checkpoint):
+        super().__init__(use_checkpoint)
+        self.heads = heads
+        self.p = p
+        self.ln1 = nn.LayerNorm(width)
+        self.qkv = nn.Linear(width, 3 * width)
+        self.proj = nn.Linear(width, width)
+        self.ln2 = nn.LayerNorm(width)
+        self.fc = nn.Linear(width, 4 * width)
+        self.out = nn.Linear(4 * width, width)
+        # 0 where a position may attend, -inf above the diagonal.
+        mask = torch.full((seq, seq), float("-inf")).triu(1)
+        self.register_buffer("causal", mask)
+
+    def attention(self, x):
+        b, t, c = x.shape
+        d = c // self.heads
+        q, k, v = self.qkv(self.ln1(x)).split(c, dim=2)
+        q, k, v = (z.view(b, t, self.heads, d).transpose(1, 2) for z in (q, k, v))
+        scores = q @ k.transpose(-2, -1) * (1.0 / math.sqrt(d)) + self.causal
+        probs = F.dropout(F.softmax(scores, dim=-1), self.p, self.training)
+        y = (probs @ v).transpose(1, 2).reshape(b, t, c)
+        return F.dropout(self.proj(y), self.p, self.training)
+
+    def mlp(self, h):
+        z = F.gelu(self.fc(self.ln2(h)), approximate="tanh")
+        return F.dropout(self.out(z), self.p, self.training)
+
+    def forward(self, x, target):
+        h = x + self.ckpt(self.attention, x)
+        out = h + self.ckpt(self.mlp, h, context_fn=selective(save_matmuls))
+        return mse(out, target)
+
+
+def gpt_block(dropout=0.1, checkpoint=True, batch=4, seq=32, width=64, heads=4):
+    torch.manual_seed(0)
+    model = GPTBlock(seq, width, heads, dropout, checkpoint)
+    x = torch.randn(batch, seq, width)
+    target = torch.randn(batch, seq, width)
+    return model, (x, target)
+
+
+# -- DenseNet block -------------------------------------------------------------
+
+class DenseBlock(_Checkpointed):
+    """DenseNet block on feature vectors (dense layers, as
+    examples/densenet.mlir): each layer computes new = dropout(relu(
+    Linear(norm(F)))) from the whole feature map F and concatenates it,
+    F <- [F, new]. The norm + linear + relu of each layer is a checkpoint
+    (the memory-efficient DenseNet's bottleneck checkpoint); the
+    concatenations are not."""
+
+    def __init__(self, channels, growth, layers, p, use_checkpoint):
+        super().__init__(use_checkpoint)
+        self.p = p
+        self.norms = nn.ModuleList(nn.LayerNorm(channels + i * growth)
+                                   for i in range(layers))
+        self.linears = nn.ModuleList(nn.Linear(channels + i * growth, growth)
+                                     for i in range(layers))
+
+    def layer(self, i, f):
+        return torch.relu(self.linears[i](self.norms[i](f)))
+
+    def forward(self, x, target):
+        f = x
+        for i in range(len(self.linears)):
+            new = self.ckpt(functools.partial(self.layer, i), f)
+            f = torch.cat([f, F.dropout(new, self.p, self.training)], dim=1)
+        return mse(f, target)
+
+
+def densenet_block(dropout=0.1, checkpoint=True, batch=64, channels=32, growth=16,
+                   layers=4):
+    torch.manual_seed(0)
+    model = DenseBlock(channels, growth, layers, dropout, checkpoint)
+    x = torch.randn(batch, channels)
+    target = torch.randn(batch, channels + layers * growth)
+    return model, (x, target)
+
+
+ZOO = {"mlp": mlp, "gpt_block": gpt_block, "densenet_block": densenet_block}
