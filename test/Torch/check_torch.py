@@ -13,6 +13,7 @@ FACTORY as remat-torch-export takes it (remat_torch.zoo:mlp). Prints one line
 per policy and check; exits 1 on the first failure.
 """
 import json
+import re
 import os
 import subprocess
 import sys
@@ -24,11 +25,17 @@ name = factory.rpartition(":")[2]
 TOLERANCE = 1e-4
 
 # The rematerialization policies checked: the segments and selective policies
-# recorded from torch.utils.checkpoint, early-stop and reentrant. A policy of
-# -remat-mark is one more line here.
+# recorded from torch.utils.checkpoint, early-stop and reentrant, then each
+# policy of -remat-mark, which replaces the recorded marks.
 POLICIES = {
     "torch-checkpoint": ["-remat-checkpoint"],
     "torch-checkpoint-reentrant": ["-remat-checkpoint=early-stop=false"],
+    "sequential": ["-remat-mark=policy=sequential segments=3", "-remat-checkpoint"],
+    "sqrt": ["-remat-mark=policy=sqrt", "-remat-checkpoint"],
+    "selective": ["-remat-mark=policy=selective save-ops=linalg.matmul",
+                  "-remat-checkpoint"],
+    # Halfway between the smallest reachable and the unmarked peak (below).
+    "budget": None,
 }
 AFTER = ["-remat-verify", "-cse", "-canonicalize"]
 
@@ -43,6 +50,23 @@ def export(out, *extra):
 def opt(out, src, passes):
     subprocess.run([remat_opt, src, "-remat-thread-rng", *passes, "-o", out], check=True)
     return out
+
+
+def policy_passes(policy, src):
+    """The passes of `policy`; budget asks -remat-mark for the smallest peak
+    it reaches (an infeasible budget's error says it) and takes the middle."""
+    if POLICIES[policy] is not None:
+        return POLICIES[policy]
+    probe = subprocess.run([remat_opt, src, "-remat-thread-rng",
+                            "-remat-mark=policy=budget budget-bytes=1", "-o", os.devnull],
+                           capture_output=True, text=True)
+    found = re.search(r"smallest peak .* is (\d+) bytes \(unmarked: (\d+) bytes\)",
+                      probe.stderr)
+    if probe.returncode == 0 or not found:
+        fail(f"budget: expected an infeasible-budget error\n{probe.stderr}")
+    low, high = map(int, found.groups())
+    return [f"-remat-mark=policy=budget budget-bytes={(low + high) // 2}",
+            "-remat-checkpoint"]
 
 
 def run(step, inputs, outdir=None, compare=None):
@@ -65,7 +89,8 @@ d = os.path.join(workdir, f"{name}-dropout")
 m = export(d)
 src = os.path.join(d, "step.mlir")
 base = opt(os.path.join(d, "base.mlir"), src, [])
-for policy, passes in POLICIES.items():
+for policy in POLICIES:
+    passes = policy_passes(policy, src)
     variant = opt(os.path.join(d, f"{policy}.mlir"), src, passes + AFTER)
     r = run(base, m["inputs"], compare=variant)
     outs = [l for l in r.stdout.splitlines() if l.startswith("out")]
@@ -79,7 +104,8 @@ d = os.path.join(workdir, f"{name}-p0")
 m = export(d, "--dropout", "0", "--reference")
 src = os.path.join(d, "step.mlir")
 refs = [np.load(p) for p in m["reference"]]
-for policy, passes in [("none", [])] + list(POLICIES.items()):
+for policy in ["none", *POLICIES]:
+    passes = [] if policy == "none" else policy_passes(policy, src)
     step = opt(os.path.join(d, f"{policy}.mlir"), src, passes + (AFTER if passes else []))
     outdir = os.path.join(d, f"out-{policy}")
     r = run(step, m["inputs"], outdir)
