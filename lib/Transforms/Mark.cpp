@@ -128,10 +128,12 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
       if (segment != kSaved)
         used.insert(segment);
     }
-    function.emitRemark() << "-remat-mark: policy=" << policy << ", segments: "
-                          << used.size() << ", predicted peak "
-                          << cost.peakBytes << " bytes, recompute FLOPs "
-                          << cost.recomputeFlops << detail;
+    // On the location, not the op: an op's diagnostics print the whole
+    // function after the message.
+    emitRemark(function.getLoc())
+        << "-remat-mark: policy=" << policy << ", segments: " << used.size()
+        << ", predicted peak " << cost.peakBytes << " bytes, recompute FLOPs "
+        << cost.recomputeFlops << detail;
   }
 };
 
