@@ -14,7 +14,6 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/EquivalenceClasses.h"
 
 using namespace mlir;
 using namespace remat;
@@ -79,36 +78,57 @@ remat::computeMemoryProfile(FunctionOpInterface function) {
     profile.schedule.push_back(&op);
   }
   auto positionOf = [&](Operation *op) -> int64_t {
-    while (!position.count(op))
-      op = op->getParentOp();
-    return position[op];
+    for (;; op = op->getParentOp())
+      if (auto it = position.find(op); it != position.end())
+        return it->second;
   };
   int64_t end = profile.schedule.size() - 1;
 
-  // Every value's storage group, with its bytes and live interval.
-  llvm::EquivalenceClasses<Value> groups;
-  DenseMap<Value, Storage> storage;
+  // Every value's storage group, with its bytes and live interval: a
+  // union-find over value numbers, in arrays rather than per-value nodes.
+  DenseMap<Value, unsigned> numbers;
+  SmallVector<unsigned, 0> parent;
+  SmallVector<Storage, 0> storage;
+  auto find = [&](unsigned index) {
+    while (parent[index] != index) {
+      parent[index] = parent[parent[index]];
+      index = parent[index];
+    }
+    return index;
+  };
+  auto numberOf = [&](Value value) {
+    auto [it, inserted] = numbers.try_emplace(value, parent.size());
+    if (inserted) {
+      parent.push_back(it->second);
+      storage.emplace_back();
+    }
+    return it->second;
+  };
+  auto define = [&](Value value, Storage s) { storage[numberOf(value)] = s; };
+  auto groupOf = [&](Value value) -> Storage & {
+    return storage[find(numberOf(value))];
+  };
   auto lastUse = [&](Value value, int64_t def) {
     int64_t last = def;
     for (Operation *user : value.getUsers())
       last = std::max(last, positionOf(user));
     return last;
   };
-  auto leader = [&](Value value) { return groups.getLeaderValue(value); };
   auto join = [&](Value from, Value into) {
-    Storage a = storage[leader(from)], b = storage[leader(into)];
-    groups.unionSets(from, into);
-    Storage &merged = storage[leader(into)];
-    merged.bytes = std::max(a.bytes, b.bytes);
-    merged.first = std::min(a.first, b.first);
-    merged.last = std::max(a.last, b.last);
-    merged.counted = a.counted || b.counted;
+    unsigned a = find(numberOf(from)), b = find(numberOf(into));
+    if (a == b)
+      return;
+    parent[a] = b;
+    Storage &merged = storage[b];
+    const Storage &other = storage[a];
+    merged.bytes = std::max(merged.bytes, other.bytes);
+    merged.first = std::min(merged.first, other.first);
+    merged.last = std::max(merged.last, other.last);
+    merged.counted = merged.counted || other.counted;
   };
 
-  for (BlockArgument arg : body.getArguments()) {
-    groups.insert(arg);
-    storage[arg] = {0, 0, lastUse(arg, 0), false};
-  }
+  for (BlockArgument arg : body.getArguments())
+    define(arg, {0, 0, lastUse(arg, 0), false});
   for (auto [index, op] : llvm::enumerate(profile.schedule)) {
     int64_t at = index;
     for (OpResult result : op->getResults()) {
@@ -120,14 +140,13 @@ remat::computeMemoryProfile(FunctionOpInterface function) {
                              "needs static shapes";
         return failure();
       }
-      groups.insert(result);
       // Aliases (barriers, reshapes) are counted through their source.
       bool counted = isa<ShapedType>(result.getType()) &&
                      !isa<arith::ConstantOp, tensor::EmptyOp, BarrierOp,
                           tensor::CollapseShapeOp, tensor::ExpandShapeOp,
                           tensor::ReshapeOp, tensor::CastOp>(op) &&
                      !isFreshInitOnly(result) && !isFusedIntoUser(result);
-      storage[result] = {*bytes, at, lastUse(result, at), counted};
+      define(result, {*bytes, at, lastUse(result, at), counted});
     }
 
     // Values that share their source's storage.
@@ -143,7 +162,7 @@ remat::computeMemoryProfile(FunctionOpInterface function) {
       // Lowered to a linalg op (and fused) that writes into an operand of
       // the same type when the operand dies here.
       for (Value operand : op->getOperands()) {
-        Storage &src = storage[leader(operand)];
+        const Storage &src = groupOf(operand);
         if (operand.getType() == op->getResult(0).getType() && src.counted &&
             src.last == at) {
           join(op->getResult(0), operand);
@@ -155,7 +174,7 @@ remat::computeMemoryProfile(FunctionOpInterface function) {
         Value source = init.get();
         if (!isa<RankedTensorType>(source.getType()))
           continue;
-        Storage &src = storage[leader(source)];
+        const Storage &src = groupOf(source);
         bool dies = src.last == at;
         bool fresh = source.getDefiningOp<tensor::EmptyOp>() ||
                      isFreshInitOnly(source);
@@ -169,23 +188,20 @@ remat::computeMemoryProfile(FunctionOpInterface function) {
   // The backward op's results are the yielded values.
   for (auto [result, yielded] :
        llvm::zip(backward.getResults(), backward.getYield().getOperands())) {
-    groups.insert(result);
-    storage[result] = {0, end, lastUse(result, end), false};
+    define(result, {0, end, lastUse(result, end), false});
     join(result, yielded);
   }
 
   // Sweep the live intervals of counted storage.
   SmallVector<int64_t> delta(profile.schedule.size() + 1, 0);
-  for (auto it = groups.begin(); it != groups.end(); ++it) {
-    if (!(*it)->isLeader())
-      continue;
-    const Storage &s = storage[(*it)->getData()];
-    if (!s.counted || s.bytes == 0)
+  for (auto [index, s] : llvm::enumerate(storage)) {
+    if (parent[index] != index || !s.counted || s.bytes == 0)
       continue;
     delta[s.first] += s.bytes;
     delta[s.last + 1] -= s.bytes;
   }
   int64_t live = 0;
+  profile.liveBytes.reserve(profile.schedule.size());
   for (auto [index, op] : llvm::enumerate(profile.schedule)) {
     live += delta[index];
     profile.liveBytes.push_back(live);
