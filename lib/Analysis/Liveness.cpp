@@ -56,6 +56,16 @@ bool isFusedIntoUser(Value value) {
 
 } // namespace
 
+bool remat::hasOwnStorage(OpResult result) {
+  Operation *op = result.getOwner();
+  // Aliases (barriers, reshapes) are counted through their source.
+  return isa<ShapedType>(result.getType()) &&
+         !isa<arith::ConstantOp, tensor::EmptyOp, BarrierOp,
+              tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+              tensor::ReshapeOp, tensor::CastOp>(op) &&
+         !isFreshInitOnly(result) && !isFusedIntoUser(result);
+}
+
 FailureOr<MemoryProfile>
 remat::computeMemoryProfile(FunctionOpInterface function) {
   MemoryProfile profile;
@@ -140,13 +150,8 @@ remat::computeMemoryProfile(FunctionOpInterface function) {
                              "needs static shapes";
         return failure();
       }
-      // Aliases (barriers, reshapes) are counted through their source.
-      bool counted = isa<ShapedType>(result.getType()) &&
-                     !isa<arith::ConstantOp, tensor::EmptyOp, BarrierOp,
-                          tensor::CollapseShapeOp, tensor::ExpandShapeOp,
-                          tensor::ReshapeOp, tensor::CastOp>(op) &&
-                     !isFreshInitOnly(result) && !isFusedIntoUser(result);
-      define(result, {*bytes, at, lastUse(result, at), counted});
+      define(result,
+             {*bytes, at, lastUse(result, at), hasOwnStorage(result)});
     }
 
     // Values that share their source's storage.

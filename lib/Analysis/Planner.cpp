@@ -16,6 +16,11 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 
+#ifdef REMAT_HAVE_GLPK
+#include <glpk.h>
+#endif
+
+#include <chrono>
 #include <cmath>
 #include <numeric>
 #include <limits>
@@ -60,7 +65,55 @@ FailureOr<MarkingProblem> MarkingProblem::build(FunctionOpInterface function) {
     problem.bytes.push_back(resultBytes);
     problem.positions.push_back(at);
   }
+  problem.buildRelaxation(backward);
   return problem;
+}
+
+// Why every marking satisfies the relaxation with its exact peak: a decision
+// op left unmarked whose result the backward region reads is saved, so its
+// storage is live from its definition to the backward region; it has storage
+// of its own (hasOwnStorage) because the backward use keeps it from being
+// fused or a fresh init, in every marking; and two saved values never share
+// storage, as an in-place write takes over only a buffer that dies at the
+// writer. Ops that are no decision (stateful random, unclonable) are saved in
+// every marking. So at the backward region's first op all of them are live
+// together, and at a forward op all saved values defined before it and its
+// own result (if no backward op reads it: else it is a term). Clones and the
+// backward region's own values only add to that.
+void MarkingProblem::buildRelaxation(BackwardOp backward) {
+  auto readByBackward = [&](Value value) {
+    return llvm::any_of(value.getUsers(), [&](Operation *user) {
+      return backward->isAncestor(user);
+    });
+  };
+  auto ownBytes = [](OpResult result) -> int64_t {
+    return hasOwnStorage(result) ? getValueBytes(result).value_or(0) : 0;
+  };
+  Block &body = function.getFunctionBody().front();
+  RelaxationRow atBackward;
+  int64_t fixedSaved = 0;
+  size_t next = 0;
+  for (Operation &op : body) {
+    if (&op == backward.getOperation())
+      break;
+    bool isDecision = next < ops.size() && ops[next] == &op;
+    int64_t saved = 0, unsaved = 0;
+    for (OpResult result : op.getResults())
+      (readByBackward(result) ? saved : unsaved) += ownBytes(result);
+    if (!isDecision) {
+      fixedSaved += saved;
+      continue;
+    }
+    unsigned index = next++;
+    if (saved > 0)
+      atBackward.terms.push_back({index, saved});
+    RelaxationRow atOp;
+    atOp.terms = atBackward.terms;
+    atOp.constant = fixedSaved + unsaved;
+    relaxation.push_back(std::move(atOp));
+  }
+  atBackward.constant = fixedSaved;
+  relaxation.push_back(std::move(atBackward));
 }
 
 void MarkingProblem::writeMarks(Block &body, ArrayRef<int64_t> marking,
@@ -208,7 +261,7 @@ void BudgetPlanner::add(Marking marking) {
 
 BudgetPlanner::BudgetPlanner(const MarkingProblem &problem,
                              BudgetOptions options)
-    : problem(problem) {
+    : problem(problem), options(options) {
   size_t n = problem.size();
   std::set<Marking> seen;
   auto tryAdd = [&](Marking marking) -> bool {
@@ -220,7 +273,7 @@ BudgetPlanner::BudgetPlanner(const MarkingProblem &problem,
   tryAdd(Marking(n, kSaved));
 
   if (n <= options.exactLimit) {
-    exact = true;
+    exhaustive = true;
     for (uint64_t mask = 1; mask < (uint64_t(1) << n); ++mask) {
       Marking marking(n, kSaved);
       for (size_t i = 0; i < n; ++i)
@@ -228,7 +281,7 @@ BudgetPlanner::BudgetPlanner(const MarkingProblem &problem,
           marking[i] = 0;
       tryAdd(std::move(marking));
     }
-  } else {
+  } else if (options.heuristicPool) {
     SmallVector<bool> heavy = findHeavyOps(problem);
     auto withHeavySaved = [&](Marking marking) {
       for (size_t i = 0; i < n; ++i)
@@ -316,9 +369,15 @@ BudgetPlanner::BudgetPlanner(const MarkingProblem &problem,
   minPeak = unmarkedPeak;
   for (const PlanPoint &point : candidates)
     minPeak = std::min(minPeak, point.cost.peakBytes);
+  if (exhaustive) {
+    peakLowerBound = minPeak;
+  } else {
+    for (const MarkingProblem::RelaxationRow &row : problem.getRelaxation())
+      peakLowerBound = std::max(peakLowerBound, row.constant);
+  }
 }
 
-std::optional<PlanPoint> BudgetPlanner::solve(int64_t budget) const {
+const PlanPoint *BudgetPlanner::bestInPool(int64_t budget) const {
   const PlanPoint *best = nullptr;
   for (const PlanPoint &point : candidates) {
     if (point.cost.peakBytes > budget)
@@ -328,14 +387,232 @@ std::optional<PlanPoint> BudgetPlanner::solve(int64_t budget) const {
             std::make_pair(best->cost.recomputeFlops, best->cost.peakBytes))
       best = &point;
   }
-  if (!best)
-    return std::nullopt;
-  return *best;
+  return best;
 }
 
-int64_t BudgetPlanner::getLowerBound(int64_t budget) const {
-  std::optional<PlanPoint> best = solve(budget);
-  return exact && best ? best->cost.recomputeFlops : 0;
+/// The best of the relaxation's rows' fractional knapsack bounds: a row
+/// with constant C and terms (j, b_j) needs the recomputed ops' b_j to sum
+/// to at least sum_j b_j + C - budget, and the cheapest fractional way to
+/// get there takes ops by FLOPs per byte. Sets `infeasible` if a row cannot
+/// be met at all.
+int64_t BudgetPlanner::relaxationBound(int64_t budget,
+                                       bool &infeasible) const {
+  int64_t bound = 0;
+  infeasible = false;
+  for (const MarkingProblem::RelaxationRow &row : problem.getRelaxation()) {
+    int64_t need = row.constant - budget;
+    for (auto [index, bytes] : row.terms)
+      need += bytes;
+    if (need <= 0)
+      continue;
+    if (row.constant > budget) {
+      infeasible = true;
+      return 0;
+    }
+    SmallVector<std::pair<unsigned, int64_t>, 0> terms(row.terms);
+    llvm::sort(terms, [&](auto a, auto b) {
+      // f_a / b_a < f_b / b_b, in integers (FLOPs and bytes stay far below
+      // 2^31 on the graphs where a product could overflow 2^63 otherwise).
+      __int128 x = static_cast<__int128>(problem.getFlops(a.first)) * b.second;
+      __int128 y = static_cast<__int128>(problem.getFlops(b.first)) * a.second;
+      return x != y ? x < y : a.first < b.first;
+    });
+    double flops = 0;
+    for (auto [index, bytes] : terms) {
+      if (need <= 0)
+        break;
+      double share = std::min<double>(1.0, double(need) / double(bytes));
+      flops += share * problem.getFlops(index);
+      need -= bytes;
+    }
+    // Integral FLOPs: round up, less a rounding error's worth.
+    bound = std::max(bound, static_cast<int64_t>(std::ceil(flops - 1e-6)));
+  }
+  return bound;
 }
+
+const BudgetAnswer &BudgetPlanner::answer(int64_t budget) {
+  auto [it, inserted] = answers.try_emplace(budget);
+  BudgetAnswer &result = it->second;
+  if (!inserted)
+    return result;
+  if (const PlanPoint *best = bestInPool(budget))
+    result.plan = *best;
+  if (exhaustive) {
+    result.method = BudgetMethod::Exhaustive;
+    result.provenInfeasible = !result.plan;
+    result.lowerBound = result.plan ? result.plan->cost.recomputeFlops : 0;
+    return result;
+  }
+  bool infeasible = false;
+  result.lowerBound = relaxationBound(budget, infeasible);
+  if (infeasible) {
+    result.provenInfeasible = true;
+    result.note = "the relaxation proves it infeasible";
+    return result;
+  }
+  if (result.plan && result.plan->cost.recomputeFlops <= result.lowerBound) {
+    result.method = BudgetMethod::Ilp;
+    result.note = "the pool's best meets the relaxation's bound";
+    return result;
+  }
+  if (!hasIlpSolver()) {
+    result.note = "built without GLPK: no ILP";
+    return result;
+  }
+  solveIlp(budget, result);
+  return result;
+}
+
+#ifdef REMAT_HAVE_GLPK
+
+bool hasIlpSolver() { return true; }
+
+namespace {
+/// A GLPK problem, freed on scope exit.
+struct GlpkProblem {
+  GlpkProblem() : lp(glp_create_prob()) {}
+  ~GlpkProblem() { glp_delete_prob(lp); }
+  glp_prob *lp;
+};
+} // namespace
+
+// The master problem over x_j (1: decision op j recomputed) minimizes
+// sum_j flops_j x_j, which is the measured recompute FLOPs of every marking
+// that marks only ops it clones, an optimal one among them; any other
+// marking measures at most that. Its rows are the relaxation's, the no-good
+// cuts of measured markings over budget, and a cutoff below the incumbent.
+// Every marking the cuts remove is measured infeasible, so the master's
+// optimum never exceeds the optimum: when it is infeasible the incumbent is
+// optimal, and when its solution measures within budget that solution is.
+void BudgetPlanner::solveIlp(int64_t budget, BudgetAnswer &result) {
+  size_t n = problem.size();
+  bool search = n <= options.ilpLimit;
+  result.note = search ? "ILP" : "ILP bound only: too many decision ops";
+  glp_term_out(GLP_OFF);
+  GlpkProblem master;
+  glp_prob *lp = master.lp;
+  glp_set_obj_dir(lp, GLP_MIN);
+  glp_add_cols(lp, n);
+  for (size_t j = 0; j < n; ++j) {
+    glp_set_col_kind(lp, j + 1, GLP_BV);
+    glp_set_obj_coef(lp, j + 1, static_cast<double>(problem.getFlops(j)));
+  }
+  SmallVector<int, 0> indices;
+  SmallVector<double, 0> values;
+  auto addRow = [&](ArrayRef<std::pair<unsigned, double>> terms, int type,
+                    double bound) {
+    int row = glp_add_rows(lp, 1);
+    indices.assign(1, 0);
+    values.assign(1, 0);
+    for (auto [index, value] : terms) {
+      indices.push_back(index + 1);
+      values.push_back(value);
+    }
+    glp_set_mat_row(lp, row, terms.size(), indices.data(), values.data());
+    glp_set_row_bnds(lp, row, type, type == GLP_LO ? bound : 0.0,
+                     type == GLP_UP ? bound : 0.0);
+    return row;
+  };
+  for (const MarkingProblem::RelaxationRow &row : problem.getRelaxation()) {
+    int64_t need = row.constant - budget;
+    SmallVector<std::pair<unsigned, double>, 0> terms;
+    for (auto [index, bytes] : row.terms) {
+      need += bytes;
+      terms.push_back({index, static_cast<double>(bytes)});
+    }
+    if (need > 0)
+      addRow(terms, GLP_LO, static_cast<double>(need));
+  }
+  SmallVector<std::pair<unsigned, double>, 0> objective;
+  for (size_t j = 0; j < n; ++j)
+    objective.push_back({unsigned(j), double(problem.getFlops(j))});
+  int cutoff = 0;
+  auto setCutoff = [&]() {
+    if (!result.plan)
+      return;
+    double bound = double(result.plan->cost.recomputeFlops) - 0.5;
+    if (!cutoff)
+      cutoff = addRow(objective, GLP_UP, bound);
+    else
+      glp_set_row_bnds(lp, cutoff, GLP_UP, 0.0, bound);
+  };
+  setCutoff();
+
+  auto started = std::chrono::steady_clock::now();
+  std::set<Marking> measured;
+  for (const PlanPoint &point : candidates)
+    measured.insert(point.marking);
+  while (true) {
+    auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::steady_clock::now() - started)
+                       .count();
+    if (elapsed >= options.ilpTimeLimitMs) {
+      result.note += ", time limit reached";
+      return;
+    }
+    glp_iocp parameters;
+    glp_init_iocp(&parameters);
+    parameters.presolve = GLP_ON;
+    parameters.tm_lim = static_cast<int>(options.ilpTimeLimitMs - elapsed);
+    int error = glp_intopt(lp, &parameters);
+    int status = glp_mip_status(lp);
+    if (error == GLP_ENOPFS || error == GLP_ENODFS || status == GLP_NOFEAS) {
+      // Nothing cheaper than the incumbent fits: it is optimal, or, without
+      // one, the budget is infeasible.
+      result.method = BudgetMethod::Ilp;
+      result.provenInfeasible = !result.plan;
+      if (result.plan)
+        result.lowerBound = result.plan->cost.recomputeFlops;
+      return;
+    }
+    if (error != 0 || status != GLP_OPT) {
+      result.note += error == GLP_ETMLIM ? ", time limit reached"
+                                         : ", solver failed";
+      return;
+    }
+    int64_t masterOptimum =
+        static_cast<int64_t>(std::ceil(glp_mip_obj_val(lp) - 1e-6));
+    result.lowerBound = std::max(result.lowerBound, masterOptimum);
+    if (!search)
+      return;
+    if (result.evaluations >= options.ilpMaxEvaluations) {
+      result.note += ", evaluation limit reached";
+      return;
+    }
+    Marking marking(n, kSaved);
+    for (size_t j = 0; j < n; ++j)
+      if (glp_mip_col_val(lp, j + 1) > 0.5)
+        marking[j] = 0;
+    PlanCost cost = problem.evaluate(marking);
+    ++result.evaluations;
+    if (measured.insert(marking).second)
+      candidates.push_back({marking, cost});
+    if (cost.peakBytes <= budget) {
+      // Measured FLOPs <= the master's objective <= the optimum.
+      result.plan = PlanPoint{marking, cost};
+      result.lowerBound = cost.recomputeFlops;
+      result.method = BudgetMethod::Ilp;
+      return;
+    }
+    // No-good: at least one x_j differs from this marking.
+    SmallVector<std::pair<unsigned, double>, 0> terms;
+    double ones = 0;
+    for (size_t j = 0; j < n; ++j) {
+      bool on = marking[j] != kSaved;
+      terms.push_back({unsigned(j), on ? -1.0 : 1.0});
+      ones += on;
+    }
+    addRow(terms, GLP_LO, 1.0 - ones);
+  }
+}
+
+#else
+
+bool hasIlpSolver() { return false; }
+
+void BudgetPlanner::solveIlp(int64_t budget, BudgetAnswer &result) {}
+
+#endif // REMAT_HAVE_GLPK
 
 } // namespace remat

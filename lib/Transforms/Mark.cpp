@@ -78,6 +78,8 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
 
     Marking marking;
     SmallVector<bool> saveInSegment;
+    std::optional<int64_t> lowerBound;
+    int64_t plannedBudget = 0;
     std::string detail;
     llvm::raw_string_ostream os(detail);
     if (policy == "sequential") {
@@ -95,27 +97,39 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
       marking = planSelective(*problem, ops, names, saveInSegment);
     } else {
       BudgetPlanner planner(*problem);
-      numEvaluated += planner.getNumEvaluations();
       int64_t budget =
           budgetBytes.hasValue()
               ? static_cast<int64_t>(budgetBytes)
               : static_cast<int64_t>(budgetFraction *
                                      planner.getUnmarkedPeak());
-      std::optional<PlanPoint> point = planner.solve(budget);
-      if (!point) {
-        function.emitError()
-            << "-remat-mark: budget of " << budget
-            << " bytes is infeasible: the smallest peak "
-            << (planner.isExact() ? "reachable" : "the planner reached")
-            << " is " << planner.getMinPeak() << " bytes (unmarked: "
-            << planner.getUnmarkedPeak() << " bytes)";
+      const BudgetAnswer &answer = planner.answer(budget);
+      numEvaluated += planner.getNumEvaluations();
+      if (!answer.plan) {
+        InFlightDiagnostic diag = function.emitError();
+        diag << "-remat-mark: budget of " << budget
+             << " bytes is infeasible: the smallest peak "
+             << (planner.isExact() ? "reachable" : "the planner reached")
+             << " is " << planner.getMinPeak() << " bytes (unmarked: "
+             << planner.getUnmarkedPeak() << " bytes)";
+        if (!planner.isExact())
+          diag << "; no marking peaks below " << planner.getPeakLowerBound()
+               << " bytes"
+               << (answer.provenInfeasible ? ", and none fits the budget"
+                                           : "");
         return signalPassFailure();
       }
-      marking = point->marking;
+      marking = answer.plan->marking;
+      lowerBound = answer.lowerBound;
+      plannedBudget = budget;
+      StringRef method = answer.method == BudgetMethod::Exhaustive ? "exact"
+                         : answer.method == BudgetMethod::Ilp
+                             ? "exact, ILP"
+                             : "heuristic";
       os << ", budget " << budget << " bytes, lower bound "
-         << planner.getLowerBound(budget) << " FLOPs ("
-         << (planner.isExact() ? "exact" : "heuristic, gap not bounded")
-         << ", " << planner.getNumEvaluations() << " markings measured)";
+         << answer.lowerBound << " FLOPs (" << method;
+      if (!answer.note.empty() && answer.method != BudgetMethod::Exhaustive)
+        os << ": " << answer.note;
+      os << ", " << planner.getNumEvaluations() << " markings measured)";
     }
 
     PlanCost cost = problem->evaluate(marking);
@@ -128,6 +142,24 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
       if (segment != kSaved)
         used.insert(segment);
     }
+    // The plan, for -remat-report.
+    Builder builder(function.getContext());
+    SmallVector<NamedAttribute> fields = {
+        builder.getNamedAttr("policy", builder.getStringAttr(policy)),
+        builder.getNamedAttr("predicted_peak",
+                             builder.getI64IntegerAttr(cost.peakBytes)),
+        builder.getNamedAttr("recompute_flops",
+                             builder.getI64IntegerAttr(cost.recomputeFlops)),
+        builder.getNamedAttr("segments",
+                             builder.getI64IntegerAttr(used.size()))};
+    if (lowerBound) {
+      fields.push_back(builder.getNamedAttr(
+          "budget", builder.getI64IntegerAttr(plannedBudget)));
+      fields.push_back(builder.getNamedAttr(
+          "lower_bound", builder.getI64IntegerAttr(*lowerBound)));
+    }
+    function->setAttr(RematDialect::kPlanAttrName,
+                      builder.getDictionaryAttr(fields));
     // On the location, not the op: an op's diagnostics print the whole
     // function after the message.
     emitRemark(function.getLoc())

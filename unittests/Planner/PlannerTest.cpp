@@ -4,8 +4,10 @@
 // to 12 forward ops against a brute force that runs the real
 // -remat-checkpoint pass on every subset of recomputed ops and measures the
 // memory profile: same optimum at every budget, peaks within budget, more
-// budget never more recompute. The heuristic mode (forced on the same
-// graphs) must stay feasible and monotone; its gap is measured and printed.
+// budget never more recompute. The ILP (without the heuristic pool) must
+// reach the same optimum and prove it; the heuristic mode (forced on the
+// same graphs) must stay feasible and monotone, and its lower bound never
+// exceed the optimum; its gap is measured and printed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -163,6 +165,8 @@ TEST_F(PlannerTest, BudgetEqualsBruteForceAndIsMonotone) {
   std::mt19937 rng(2016);
   int cases = 0, budgets = 0, heuristicOptimal = 0, heuristicAnswered = 0;
   double worstGap = 0;
+  int ilpBudgets = 0, ilpClosed = 0, ilpEvaluations = 0, boundTight = 0;
+  int64_t boundSum = 0, optimumSum = 0;
   for (int trial = 0; trial < 240; ++trial) {
     bool chain = trial % 2 == 0;
     int n = 1 + trial / 2 % 12;
@@ -183,12 +187,24 @@ TEST_F(PlannerTest, BudgetEqualsBruteForceAndIsMonotone) {
       peaks.insert(cost.peakBytes);
 
     BudgetPlanner exact(*problem);
-    BudgetPlanner heuristic(*problem, BudgetOptions{/*exactLimit=*/0, 1500});
+    // The heuristic mode: the pool, and the ILP limited to its bound.
+    BudgetOptions heuristicOptions{/*exactLimit=*/0, 1500};
+    heuristicOptions.ilpLimit = 0;
+    BudgetPlanner heuristic(*problem, heuristicOptions);
     ASSERT_TRUE(exact.isExact());
     ASSERT_FALSE(heuristic.isExact());
     EXPECT_EQ(exact.getMinPeak(), *peaks.begin()) << source;
     EXPECT_EQ(exact.getUnmarkedPeak(), table[0].peakBytes) << source;
     EXPECT_FALSE(exact.solve(*peaks.begin() - 1)) << source;
+
+    // The ILP alone: the heuristic pool holds multi-segment markings, which
+    // the brute force (one segment) does not. Where it closes its gap within
+    // its limits it must be optimal; its bound is always proven.
+    BudgetOptions ilpOptions{/*exactLimit=*/0, 1500, /*heuristicPool=*/false};
+    ilpOptions.ilpMaxEvaluations = 64;
+    ilpOptions.ilpTimeLimitMs = 200;
+    BudgetPlanner ilp(*problem, ilpOptions);
+    EXPECT_LE(heuristic.getPeakLowerBound(), *peaks.begin()) << source;
 
     int64_t previousExact = std::numeric_limits<int64_t>::max();
     int64_t previousHeuristic = std::numeric_limits<int64_t>::max();
@@ -212,6 +228,32 @@ TEST_F(PlannerTest, BudgetEqualsBruteForceAndIsMonotone) {
       EXPECT_LE(plan->cost.recomputeFlops, previousExact) << source;
       previousExact = plan->cost.recomputeFlops;
 
+      if (hasIlpSolver()) {
+        const BudgetAnswer &solved = ilp.answer(budget);
+        EXPECT_LE(solved.lowerBound, optimum) << source << "budget " << budget;
+        if (solved.plan) {
+          EXPECT_LE(solved.plan->cost.peakBytes, budget);
+          EXPECT_GE(solved.plan->cost.recomputeFlops, optimum);
+        }
+        if (solved.method == BudgetMethod::Ilp) {
+          ASSERT_TRUE(solved.plan) << source << "budget " << budget;
+          EXPECT_EQ(solved.plan->cost.recomputeFlops, optimum)
+              << source << "budget " << budget;
+          EXPECT_EQ(solved.lowerBound, optimum);
+          ++ilpClosed;
+        }
+        ilpEvaluations += solved.evaluations;
+        ++ilpBudgets;
+      }
+      // The heuristic mode's bound is proven: never above the optimum.
+      const BudgetAnswer &guessed = heuristic.answer(budget);
+      EXPECT_LE(guessed.lowerBound, optimum) << source << "budget " << budget;
+      if (guessed.plan)
+        EXPECT_LE(guessed.lowerBound, guessed.plan->cost.recomputeFlops);
+      boundSum += guessed.lowerBound;
+      optimumSum += optimum;
+      boundTight += guessed.lowerBound == optimum;
+
       if (std::optional<PlanPoint> guess = heuristic.solve(budget)) {
         ++heuristicAnswered;
         EXPECT_LE(guess->cost.peakBytes, budget);
@@ -232,6 +274,14 @@ TEST_F(PlannerTest, BudgetEqualsBruteForceAndIsMonotone) {
               "%d, optimal on %d, worst gap %.0f%%\n",
               cases, budgets, heuristicAnswered, heuristicOptimal,
               worstGap * 100);
+  std::printf("ILP (%s): closed its gap on %d of %d budgets, each equal to "
+              "brute force, %d markings measured; heuristic mode's lower "
+              "bound: tight on %d of %d budgets, sum of bounds %lld of the "
+              "optima's %lld\n",
+              hasIlpSolver() ? "GLPK" : "not built", ilpClosed, ilpBudgets,
+              ilpEvaluations, boundTight, budgets,
+              static_cast<long long>(boundSum),
+              static_cast<long long>(optimumSum));
   EXPECT_EQ(cases, 240);
 }
 

@@ -53,6 +53,12 @@ struct MemoryProfile {
   llvm::SmallVector<int64_t> liveBytes;  ///< per schedule position
 };
 
+/// Returns true if `result` gets storage of its own in the memory profile
+/// (it may still share it in place with a value that dies where it is
+/// defined): false for constants, empties, aliases (barriers, reshapes,
+/// casts), fresh inits and elementwise results fused into their only user.
+bool hasOwnStorage(mlir::OpResult result);
+
 /// Computes the memory profile of `function`, which must hold a
 /// `remat.backward`. Fails with a diagnostic on a tensor of dynamic shape.
 /// O(n log n) in the number of values and uses.

@@ -11,12 +11,16 @@
 #ifndef REMAT_ANALYSIS_PLANNER_H
 #define REMAT_ANALYSIS_PLANNER_H
 
+#include "remat/Dialect/Remat/IR/RematOps.h"
+
 #include "mlir/IR/Operation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <map>
 #include <optional>
+#include <string>
 
 namespace remat {
 
@@ -52,6 +56,18 @@ public:
   /// Bytes of the decision op's results.
   int64_t getBytes(size_t index) const { return bytes[index]; }
 
+  /// The saved-bytes relaxation of the budget problem: rows of the form
+  /// `sum_j coefficient_j * (1 - x_j) + constant <= peak`, x_j = 1 when
+  /// decision op j is recomputed, that every marking satisfies with its
+  /// exact peak (see Planner.cpp for why). One row for the start of the
+  /// backward region (every saved value is live there), one per decision op
+  /// in the forward (the saved values before it, plus its own result).
+  struct RelaxationRow {
+    llvm::SmallVector<std::pair<unsigned, int64_t>, 0> terms;
+    int64_t constant = 0;
+  };
+  llvm::ArrayRef<RelaxationRow> getRelaxation() const { return relaxation; }
+
   /// Measures `marking` exactly: copies the function, writes the marks,
   /// applies CheckpointPlan and computes the MemoryProfile and the FLOPs of
   /// the clones. O(n log n) in the function's size.
@@ -65,6 +81,7 @@ public:
              llvm::ArrayRef<bool> saveInSegment = {}) const;
 
 private:
+  void buildRelaxation(BackwardOp backward);
   void writeMarks(mlir::Block &body, llvm::ArrayRef<int64_t> marking,
                   llvm::ArrayRef<bool> saveInSegment) const;
 
@@ -74,6 +91,7 @@ private:
   llvm::SmallVector<int64_t, 0> bytes;
   /// Position in the body block of each decision op.
   llvm::SmallVector<unsigned, 0> positions;
+  llvm::SmallVector<RelaxationRow, 0> relaxation;
 };
 
 /// `checkpoint_sequential`: the decision ops split, in program order, into
@@ -105,8 +123,20 @@ struct BudgetOptions {
   /// Up to this many decision ops the planner enumerates every subset of
   /// recomputed ops (as one segment): the answer is optimal over them.
   unsigned exactLimit = 14;
-  /// Beyond, at most this many markings are evaluated.
+  /// Beyond, at most this many markings are evaluated for the heuristic
+  /// pool.
   unsigned maxEvaluations = 1500;
+  /// Whether to measure the heuristic pool beyond exactLimit (off: the ILP
+  /// alone, as the unit test checks it).
+  bool heuristicPool = true;
+  /// Up to this many decision ops (and beyond exactLimit) each budget is
+  /// solved by the ILP (when remat is built with GLPK): exact if it closes
+  /// its gap within the limits below.
+  unsigned ilpLimit = 64;
+  /// Markings the ILP may measure for one budget.
+  unsigned ilpMaxEvaluations = 400;
+  /// Wall-clock limit of the solver, in milliseconds, for one budget.
+  unsigned ilpTimeLimitMs = 2000;
 };
 
 /// One evaluated marking.
@@ -115,48 +145,92 @@ struct PlanPoint {
   PlanCost cost;
 };
 
+/// How a budget was answered.
+enum class BudgetMethod {
+  /// Every subset of decision ops measured.
+  Exhaustive,
+  /// The ILP over the saved-bytes relaxation, each solution measured, closed
+  /// its gap: optimal.
+  Ilp,
+  /// The heuristic pool (and the ILP's measured solutions if it ran out of
+  /// limits); the lower bound is the relaxation's.
+  Heuristic,
+};
+
+/// The answer to one budget.
+struct BudgetAnswer {
+  /// The cheapest marking found with peak <= budget; none if none was.
+  std::optional<PlanPoint> plan;
+  /// No marking with peak <= budget recomputes fewer FLOPs.
+  int64_t lowerBound = 0;
+  /// True when no marking at all has peak <= budget (proven by the
+  /// enumeration, the ILP or the relaxation).
+  bool provenInfeasible = false;
+  BudgetMethod method = BudgetMethod::Heuristic;
+  /// Why the method is what it is (e.g. "built without GLPK").
+  std::string note;
+  /// Markings measured for this budget beyond the pool.
+  unsigned evaluations = 0;
+  bool isExact() const { return method != BudgetMethod::Heuristic; }
+};
+
+/// Returns true if remat was built with an ILP solver (GLPK).
+bool hasIlpSolver();
+
 /// The budget policy: minimize recompute FLOPs subject to static peak <= B.
 ///
-/// The planner evaluates a set of candidate markings that does not depend on
-/// the budget, then answers each budget with the cheapest candidate that
-/// fits, so more budget never means more recompute. Up to
-/// BudgetOptions::exactLimit decision ops the candidates are all 2^n subsets
-/// (one segment): exact. Beyond, the candidates are the markings of the
-/// other policies (sequential for every N up to 64, the same with heavy ops
-/// saved, sqrt, selective with heavy ops saved), prefixes of the ops by
-/// bytes per FLOP, and greedy refinements of the Pareto front that unmark
-/// one op at a time while the peak does not grow; its answer is on or below
-/// every other policy's, but the gap to the optimum is not bounded (the
-/// proven lower bound is 0 unless the budget is at least the unmarked peak).
+/// Up to BudgetOptions::exactLimit decision ops the planner measures all 2^n
+/// subsets (one segment) and answers each budget with the cheapest that
+/// fits: exact. Beyond, it measures a pool of heuristic markings that does
+/// not depend on the budget (the other policies' plans, sequential for
+/// every N up to 64 with and without heavy ops saved, prefixes by bytes per
+/// FLOP, greedy refinements of the Pareto front), so its answer is never
+/// above another policy's. Up to BudgetOptions::ilpLimit ops, with GLPK, a
+/// budget is then solved exactly by an ILP over a relaxation of the peak
+/// (MarkingProblem::getRelaxation) whose every solution is measured, an
+/// infeasible one cut off by a no-good constraint, until a measured
+/// solution meets the ILP's bound (or the pool's best does): combinatorial
+/// Benders decomposition. Whatever stops it, the ILP's bound is a proven
+/// lower bound; without GLPK the bound is the best fractional knapsack
+/// bound of the relaxation's rows.
 class BudgetPlanner {
 public:
   BudgetPlanner(const MarkingProblem &problem, BudgetOptions options = {});
 
-  bool isExact() const { return exact; }
-  /// The smallest peak among the candidates (the smallest reachable peak
-  /// when exact).
+  /// True when every budget is answered exactly by enumeration.
+  bool isExact() const { return exhaustive; }
+  /// The smallest peak among the measured markings (the smallest reachable
+  /// peak when exhaustive).
   int64_t getMinPeak() const { return minPeak; }
+  /// No marking has a peak below this (the relaxation's bound, or the
+  /// smallest peak when exhaustive).
+  int64_t getPeakLowerBound() const { return peakLowerBound; }
   /// The peak without any mark.
   int64_t getUnmarkedPeak() const { return unmarkedPeak; }
   size_t getNumEvaluations() const { return candidates.size(); }
   llvm::ArrayRef<PlanPoint> getCandidates() const { return candidates; }
 
-  /// The cheapest candidate with peak <= `budget`, fewest FLOPs first, then
-  /// lowest peak; std::nullopt if none fits.
-  std::optional<PlanPoint> solve(int64_t budget) const;
-
-  /// A lower bound on the recompute FLOPs of any marking with peak <=
-  /// `budget`: the optimum when exact, 0 otherwise.
-  int64_t getLowerBound(int64_t budget) const;
+  /// Answers `budget`: the cheapest marking found with peak <= `budget`
+  /// (fewest FLOPs first, then lowest peak) and the proven lower bound.
+  /// Markings the ILP measures join the pool.
+  const BudgetAnswer &answer(int64_t budget);
+  std::optional<PlanPoint> solve(int64_t budget) { return answer(budget).plan; }
+  int64_t getLowerBound(int64_t budget) { return answer(budget).lowerBound; }
 
 private:
   void add(Marking marking);
+  const PlanPoint *bestInPool(int64_t budget) const;
+  void solveIlp(int64_t budget, BudgetAnswer &result);
+  int64_t relaxationBound(int64_t budget, bool &infeasible) const;
 
   const MarkingProblem &problem;
-  bool exact = false;
+  BudgetOptions options;
+  bool exhaustive = false;
   int64_t minPeak = 0;
+  int64_t peakLowerBound = 0;
   int64_t unmarkedPeak = 0;
   llvm::SmallVector<PlanPoint, 0> candidates;
+  std::map<int64_t, BudgetAnswer> answers;
 };
 
 } // namespace remat

@@ -27,7 +27,7 @@ void RematDialect::initialize() {
 
 /// Returns true if `attr` is a non-negative i64 integer attribute.
 static bool isSegmentId(Attribute attr) {
-  auto intAttr = dyn_cast<IntegerAttr>(attr);
+  auto intAttr = dyn_cast_if_present<IntegerAttr>(attr);
   return intAttr && intAttr.getType().isSignlessInteger(64) &&
          !intAttr.getValue().isNegative();
 }
@@ -55,6 +55,44 @@ static LogicalResult verifySegmentAttr(Operation *op, Attribute value) {
              << "is in a checkpoint segment but result #"
              << result.getResultNumber() << " has the dynamic shape "
              << result.getType() << "; segments need static shapes";
+  }
+  return success();
+}
+
+/// `remat.plan`: a dictionary on a function with a non-empty string
+/// `policy` and non-negative i64 `predicted_peak`, `recompute_flops` and
+/// `segments`, optionally `budget` and `lower_bound`, and nothing else.
+static LogicalResult verifyPlanAttr(Operation *op, Attribute value) {
+  auto fail = [&]() {
+    return op->emitOpError()
+           << "'" << RematDialect::kPlanAttrName
+           << "' must be a dictionary of a non-empty string 'policy' and "
+              "non-negative i64 'predicted_peak', 'recompute_flops', "
+              "'segments' and optionally 'budget' and 'lower_bound', got "
+           << value;
+  };
+  if (!isa<FunctionOpInterface>(op))
+    return op->emitOpError() << "'" << RematDialect::kPlanAttrName
+                             << "' belongs on a function";
+  auto plan = dyn_cast<DictionaryAttr>(value);
+  if (!plan)
+    return fail();
+  auto policy = plan.getAs<StringAttr>("policy");
+  if (!policy || policy.getValue().empty())
+    return fail();
+  for (StringRef field : {"predicted_peak", "recompute_flops", "segments"})
+    if (!isSegmentId(plan.get(field)))
+      return fail();
+  for (NamedAttribute entry : plan) {
+    StringRef field = entry.getName().getValue();
+    if (field == "budget" || field == "lower_bound") {
+      if (!isSegmentId(entry.getValue()))
+        return fail();
+    } else if (!llvm::is_contained({"policy", "predicted_peak",
+                                    "recompute_flops", "segments"},
+                                   field)) {
+      return fail();
+    }
   }
   return success();
 }
@@ -103,6 +141,9 @@ LogicalResult RematDialect::verifyOperationAttribute(Operation *op,
                                   "inside 'remat.backward'";
     return success();
   }
+
+  if (name == kPlanAttrName)
+    return verifyPlanAttr(op, value);
 
   if (name == kRngSeedAttrName)
     return op->emitOpError() << "'" << kRngSeedAttrName

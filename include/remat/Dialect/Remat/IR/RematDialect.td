@@ -44,6 +44,18 @@ def Remat_Dialect : Dialect {
       number, unique within the function.
     * `remat.clone_of = N : i64` on an op of the backward region: it is a
       recomputed copy of the forward op with `remat.id = N`.
+
+    Written by `-remat-mark` (any policy but `annotations`) and printed by
+    `-remat-report`:
+
+    * `remat.plan = {policy = "budget", predicted_peak = P : i64,
+      recompute_flops = F : i64, segments = N : i64, budget = B : i64,
+      lower_bound = L : i64}` on a function: the plan the pass chose, its
+      static peak in bytes and recompute FLOPs as measured after
+      `-remat-checkpoint`, and the number of segments; for
+      `policy = "budget"` also the budget and the proven lower bound on the
+      recompute FLOPs of any marking within it. Every field is a
+      non-negative i64 except `policy`, a non-empty string.
   }];
 
   let hasOperationAttrVerify = 1;
@@ -57,6 +69,7 @@ def Remat_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kRngSeedAttrName = "remat.rng_seed";
     static constexpr ::llvm::StringLiteral kIdAttrName = "remat.id";
     static constexpr ::llvm::StringLiteral kCloneOfAttrName = "remat.clone_of";
+    static constexpr ::llvm::StringLiteral kPlanAttrName = "remat.plan";
   }];
 }
 
