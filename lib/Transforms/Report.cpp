@@ -213,6 +213,18 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
         {"recomputed_ops", recomputedOps},
         {"ops_without_cost_model", opsWithoutCost},
     };
+    // The plan -remat-mark chose, as it predicted it.
+    if (auto plan = function->getAttrOfType<DictionaryAttr>(
+            RematDialect::kPlanAttrName)) {
+      llvm::json::Object planObject;
+      for (NamedAttribute field : plan) {
+        if (auto text = dyn_cast<StringAttr>(field.getValue()))
+          planObject[field.getName().getValue()] = text.getValue().str();
+        else if (auto number = dyn_cast<IntegerAttr>(field.getValue()))
+          planObject[field.getName().getValue()] = number.getInt();
+      }
+      report["plan"] = std::move(planObject);
+    }
     return report;
   }
 
@@ -235,6 +247,18 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
                           "recompute FLOPs: {2} in {3} recomputed ops\n",
                           total("forward_flops"), total("backward_flops"),
                           total("recompute_flops"), total("recomputed_ops"));
+      if (const llvm::json::Object *plan = function.getObject("plan")) {
+        os << llvm::formatv("  plan: policy={0}, {1} segments, predicted "
+                            "peak {2} bytes, recompute FLOPs {3}",
+                            *plan->getString("policy"),
+                            *plan->getInteger("segments"),
+                            *plan->getInteger("predicted_peak"),
+                            *plan->getInteger("recompute_flops"));
+        if (std::optional<int64_t> bound = plan->getInteger("lower_bound"))
+          os << llvm::formatv(", budget {0} bytes, lower bound {1} FLOPs",
+                              *plan->getInteger("budget"), *bound);
+        os << "\n";
+      }
       if (int64_t unknown = total("ops_without_cost_model"))
         os << "  ops without a cost model (counted as 0 FLOPs): " << unknown
            << "\n";

@@ -7,6 +7,8 @@
 // RUN: remat-opt %s -remat-mark="policy=budget budget-bytes=64" 2>&1 | FileCheck %s --check-prefix=B64
 // RUN: remat-opt %s -remat-mark="policy=budget budget-fraction=1" 2>&1 | FileCheck %s --check-prefix=B192
 // RUN: remat-opt %s -split-input-file -remat-mark="policy=sequential segments=2" -remat-checkpoint -remat-verify -remat-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+// RUN: remat-opt %s -remat-mark="policy=budget budget-bytes=128" -remat-checkpoint -remat-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLAN
+// RUN: remat-opt %s -remat-mark="policy=budget budget-bytes=128" -remat-checkpoint -remat-report=format=json -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=PLANJSON
 
 // A chain of four elementwise ops of equal FLOPs, every value needed by the
 // backward region; %a carries an annotation that every policy but
@@ -52,9 +54,23 @@
 // alone (16 FLOPs) reaches 128 bytes, %a and %c (32 FLOPs) 64 bytes, and a
 // budget of the whole unmarked peak recomputes nothing.
 // B128: remark: -remat-mark: policy=budget, segments: 1, predicted peak 128 bytes, recompute FLOPs 16, budget 128 bytes, lower bound 16 FLOPs (exact
+// Checks that the plan is written on the function.
+// B128: func.func @chain({{.*}} attributes {remat.plan = {budget = 128 : i64, lower_bound = 16 : i64, policy = "budget", predicted_peak = 128 : i64, recompute_flops = 16 : i64, segments = 1 : i64}}
 // B128: math.tanh %{{.*}} {remat.segment = 0 : i64}
 // B128-NEXT: math.exp %{{[a-z0-9]+}} :
 // B128-NEXT: math.tanh %{{[a-z0-9]+}} {remat.name = "c"} :
+// Checks that -remat-report prints the plan, in text and JSON, and that the
+// checkpointed peak agrees with it.
+// PLAN: static peak: 128 bytes
+// PLAN: recompute FLOPs: 16 in 1 recomputed ops
+// PLAN: plan: policy=budget, 1 segments, predicted peak 128 bytes, recompute FLOPs 16, budget 128 bytes, lower bound 16 FLOPs
+// PLANJSON: "plan": {
+// PLANJSON-NEXT: "budget": 128,
+// PLANJSON-NEXT: "lower_bound": 16,
+// PLANJSON-NEXT: "policy": "budget",
+// PLANJSON-NEXT: "predicted_peak": 128,
+// PLANJSON-NEXT: "recompute_flops": 16,
+// PLANJSON-NEXT: "segments": 1
 // B64: predicted peak 64 bytes, recompute FLOPs 32, budget 64 bytes, lower bound 32 FLOPs (exact
 // B64: math.tanh %{{.*}} {remat.segment = 0 : i64}
 // B64-NEXT: math.exp %{{[a-z0-9]+}} :

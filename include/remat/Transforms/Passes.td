@@ -242,13 +242,17 @@ def RematMarkPass : Pass<"remat-mark", "mlir::func::FuncOp"> {
       bytes, or F times the unmarked peak. Exact (every subset of decision
       ops as one segment) up to 14 decision ops; beyond, the cheapest of at
       most 1500 evaluated markings: the other policies' plans, prefixes by
-      bytes per FLOP and greedy refinements, so never above another policy
-      but with no bound on the gap. A budget below the smallest peak reached
-      is an error naming that peak.
+      bytes per FLOP and greedy refinements, so never above another policy.
+      Up to 64 decision ops, when remat is built with GLPK, an ILP over a
+      relaxation of the peak, each solution measured, then closes the gap
+      (exact) or stops at its limits (400 markings, 2 s); its bound, or a
+      fractional knapsack bound without GLPK, is the proven lower bound. A
+      budget below the smallest peak reached is an error naming that peak.
 
     The pass emits a remark on each function with the chosen plan: segments,
     predicted peak and recompute FLOPs, and for budget the proven lower
-    bound on the FLOPs. Bad options (unknown policy, `segments=0`, both or
+    bound on the FLOPs and how it was found; it writes the same plan as the
+    function attribute `remat.plan`, which -remat-report prints. Bad options (unknown policy, `segments=0`, both or
     neither budget option, a fraction outside (0, 1], an option of another
     policy) are errors.
 

@@ -304,3 +304,18 @@ func.func @bad_id(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = arith.addf %x, %x {remat.id = "a"} : tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'remat.plan' must be a dictionary of a non-empty string 'policy' and non-negative i64 'predicted_peak', 'recompute_flops', 'segments' and optionally 'budget' and 'lower_bound', got {policy = "budget", predicted_peak = -1 : i64, recompute_flops = 0 : i64, segments = 0 : i64}}}
+func.func @bad_plan(%x: tensor<4xf32>) -> tensor<4xf32> attributes {remat.plan = {policy = "budget", predicted_peak = -1 : i64, recompute_flops = 0 : i64, segments = 0 : i64}} {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+func.func @plan_on_op(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'arith.addf' op 'remat.plan' belongs on a function}}
+  %y = arith.addf %x, %x {remat.plan = {policy = "sqrt", predicted_peak = 0 : i64, recompute_flops = 0 : i64, segments = 0 : i64}} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
