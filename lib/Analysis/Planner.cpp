@@ -47,7 +47,21 @@ FailureOr<MarkingProblem> MarkingProblem::build(FunctionOpInterface function) {
   BackwardOp backward = getBackwardOp(function.getFunctionBody());
   if (!backward)
     return function.emitOpError("has no 'remat.backward' to plan for");
-  if (failed(computeMemoryProfile(function)))
+  // Every evaluation profiles memory, which needs the static size of every
+  // result of the forward's and the backward region's ops.
+  auto checkStatic = [](Block &block) {
+    for (Operation &op : block)
+      for (OpResult result : op.getResults())
+        if (!getValueBytes(result)) {
+          op.emitOpError() << "result #" << result.getResultNumber()
+                           << " of type " << result.getType()
+                           << " has no static size; planning needs static "
+                              "shapes";
+          return false;
+        }
+    return true;
+  };
+  if (!checkStatic(body) || !checkStatic(backward.getBody().front()))
     return failure();
   unsigned position = 0;
   for (Operation &op : body) {
@@ -65,7 +79,6 @@ FailureOr<MarkingProblem> MarkingProblem::build(FunctionOpInterface function) {
     problem.bytes.push_back(resultBytes);
     problem.positions.push_back(at);
   }
-  problem.buildRelaxation(backward);
   return problem;
 }
 
@@ -80,7 +93,16 @@ FailureOr<MarkingProblem> MarkingProblem::build(FunctionOpInterface function) {
 // together, and at a forward op all saved values defined before it and its
 // own result (if no backward op reads it: else it is a term). Clones and the
 // backward region's own values only add to that.
-void MarkingProblem::buildRelaxation(BackwardOp backward) {
+ArrayRef<MarkingProblem::RelaxationRow> MarkingProblem::getRelaxation() const {
+  if (!relaxation)
+    buildRelaxation();
+  return *relaxation;
+}
+
+void MarkingProblem::buildRelaxation() const {
+  Region &functionBody = function->getRegion(0);
+  BackwardOp backward = getBackwardOp(functionBody);
+  relaxation.emplace();
   auto readByBackward = [&](Value value) {
     return llvm::any_of(value.getUsers(), [&](Operation *user) {
       return backward->isAncestor(user);
@@ -89,7 +111,7 @@ void MarkingProblem::buildRelaxation(BackwardOp backward) {
   auto ownBytes = [](OpResult result) -> int64_t {
     return hasOwnStorage(result) ? getValueBytes(result).value_or(0) : 0;
   };
-  Block &body = function.getFunctionBody().front();
+  Block &body = functionBody.front();
   RelaxationRow atBackward;
   int64_t fixedSaved = 0;
   size_t next = 0;
@@ -110,10 +132,10 @@ void MarkingProblem::buildRelaxation(BackwardOp backward) {
     RelaxationRow atOp;
     atOp.terms = atBackward.terms;
     atOp.constant = fixedSaved + unsaved;
-    relaxation.push_back(std::move(atOp));
+    relaxation->push_back(std::move(atOp));
   }
   atBackward.constant = fixedSaved;
-  relaxation.push_back(std::move(atBackward));
+  relaxation->push_back(std::move(atBackward));
 }
 
 void MarkingProblem::writeMarks(Block &body, ArrayRef<int64_t> marking,

@@ -132,7 +132,9 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
       os << ", " << planner.getNumEvaluations() << " markings measured)";
     }
 
-    PlanCost cost = problem->evaluate(marking);
+    std::optional<PlanCost> cost;
+    if (predict || policy == "budget")
+      cost = problem->evaluate(marking);
     problem->apply(marking, saveInSegment);
     std::set<int64_t> used;
     for (auto [index, segment] : llvm::enumerate(marking)) {
@@ -146,12 +148,14 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     Builder builder(function.getContext());
     SmallVector<NamedAttribute> fields = {
         builder.getNamedAttr("policy", builder.getStringAttr(policy)),
-        builder.getNamedAttr("predicted_peak",
-                             builder.getI64IntegerAttr(cost.peakBytes)),
-        builder.getNamedAttr("recompute_flops",
-                             builder.getI64IntegerAttr(cost.recomputeFlops)),
         builder.getNamedAttr("segments",
                              builder.getI64IntegerAttr(used.size()))};
+    if (cost) {
+      fields.push_back(builder.getNamedAttr(
+          "predicted_peak", builder.getI64IntegerAttr(cost->peakBytes)));
+      fields.push_back(builder.getNamedAttr(
+          "recompute_flops", builder.getI64IntegerAttr(cost->recomputeFlops)));
+    }
     if (lowerBound) {
       fields.push_back(builder.getNamedAttr(
           "budget", builder.getI64IntegerAttr(plannedBudget)));
@@ -162,10 +166,12 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
                       builder.getDictionaryAttr(fields));
     // On the location, not the op: an op's diagnostics print the whole
     // function after the message.
-    emitRemark(function.getLoc())
-        << "-remat-mark: policy=" << policy << ", segments: " << used.size()
-        << ", predicted peak " << cost.peakBytes << " bytes, recompute FLOPs "
-        << cost.recomputeFlops << detail;
+    InFlightDiagnostic remark = emitRemark(function.getLoc());
+    remark << "-remat-mark: policy=" << policy << ", segments: " << used.size();
+    if (cost)
+      remark << ", predicted peak " << cost->peakBytes
+             << " bytes, recompute FLOPs " << cost->recomputeFlops;
+    remark << detail;
   }
 };
 

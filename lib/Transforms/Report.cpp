@@ -248,12 +248,13 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
                           total("forward_flops"), total("backward_flops"),
                           total("recompute_flops"), total("recomputed_ops"));
       if (const llvm::json::Object *plan = function.getObject("plan")) {
-        os << llvm::formatv("  plan: policy={0}, {1} segments, predicted "
-                            "peak {2} bytes, recompute FLOPs {3}",
+        os << llvm::formatv("  plan: policy={0}, {1} segments",
                             *plan->getString("policy"),
-                            *plan->getInteger("segments"),
-                            *plan->getInteger("predicted_peak"),
-                            *plan->getInteger("recompute_flops"));
+                            *plan->getInteger("segments"));
+        // Absent when -remat-mark ran with predict=false.
+        if (std::optional<int64_t> peak = plan->getInteger("predicted_peak"))
+          os << llvm::formatv(", predicted peak {0} bytes, recompute FLOPs {1}",
+                              *peak, *plan->getInteger("recompute_flops"));
         if (std::optional<int64_t> bound = plan->getInteger("lower_bound"))
           os << llvm::formatv(", budget {0} bytes, lower bound {1} FLOPs",
                               *plan->getInteger("budget"), *bound);

@@ -8,6 +8,7 @@
 // RUN: remat-opt %s -remat-mark="policy=budget budget-fraction=1" 2>&1 | FileCheck %s --check-prefix=B192
 // RUN: remat-opt %s -split-input-file -remat-mark="policy=sequential segments=2" -remat-checkpoint -remat-verify -remat-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: remat-opt %s -remat-mark="policy=budget budget-bytes=128" -remat-checkpoint -remat-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLAN
+// RUN: remat-opt %s -split-input-file -remat-mark="policy=sequential segments=2 predict=false" -remat-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOPREDICT
 // RUN: remat-opt %s -remat-mark="policy=budget budget-bytes=128" -remat-checkpoint -remat-report=format=json -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=PLANJSON
 
 // A chain of four elementwise ops of equal FLOPs, every value needed by the
@@ -49,6 +50,9 @@
 // REMARK: remark: -remat-mark: policy=sequential, segments: 1, predicted peak [[PEAK:[0-9]+]] bytes, recompute FLOPs 32
 // REMARK: static peak: [[PEAK]] bytes
 // REMARK: recompute FLOPs: 32 in 2 recomputed ops
+// Checks that predict=false marks the same ops without measuring the plan.
+// NOPREDICT: remark: -remat-mark: policy=sequential, segments: 1{{$}}
+// NOPREDICT: plan: policy=sequential, 1 segments{{$}}
 // Checks that budget finds the cheapest marking under each budget (the
 // unmarked peak is 192 bytes, the smallest reachable 64): recomputing %a
 // alone (16 FLOPs) reaches 128 bytes, %a and %c (32 FLOPs) 64 bytes, and a

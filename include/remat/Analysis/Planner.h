@@ -62,11 +62,13 @@ public:
   /// exact peak (see Planner.cpp for why). One row for the start of the
   /// backward region (every saved value is live there), one per decision op
   /// in the forward (the saved values before it, plus its own result).
+  /// Built on first use: its size is quadratic in the decision ops, which
+  /// only the budget planner needs.
   struct RelaxationRow {
     llvm::SmallVector<std::pair<unsigned, int64_t>, 0> terms;
     int64_t constant = 0;
   };
-  llvm::ArrayRef<RelaxationRow> getRelaxation() const { return relaxation; }
+  llvm::ArrayRef<RelaxationRow> getRelaxation() const;
 
   /// Measures `marking` exactly: copies the function, writes the marks,
   /// applies CheckpointPlan and computes the MemoryProfile and the FLOPs of
@@ -81,7 +83,7 @@ public:
              llvm::ArrayRef<bool> saveInSegment = {}) const;
 
 private:
-  void buildRelaxation(BackwardOp backward);
+  void buildRelaxation() const;
   void writeMarks(mlir::Block &body, llvm::ArrayRef<int64_t> marking,
                   llvm::ArrayRef<bool> saveInSegment) const;
 
@@ -91,7 +93,7 @@ private:
   llvm::SmallVector<int64_t, 0> bytes;
   /// Position in the body block of each decision op.
   llvm::SmallVector<unsigned, 0> positions;
-  llvm::SmallVector<RelaxationRow, 0> relaxation;
+  mutable std::optional<llvm::SmallVector<RelaxationRow, 0>> relaxation;
 };
 
 /// `checkpoint_sequential`: the decision ops split, in program order, into

@@ -256,9 +256,15 @@ def RematMarkPass : Pass<"remat-mark", "mlir::func::FuncOp"> {
     neither budget option, a fraction outside (0, 1], an option of another
     policy) are errors.
 
+    The plan goes on the function as `remat.plan`, with the static peak and
+    recompute FLOPs it predicts, measured by applying it to a copy of the
+    function (one evaluation). `predict=false` skips that measurement for
+    sequential, sqrt and selective, for pipelines that run
+    -remat-checkpoint and -remat-report right after; budget always measures.
+
     Complexity: one evaluation is O(n log n) for n ops; sequential, sqrt and
-    selective need none, budget 2^d for d <= 14 decision ops and at most 1500
-    beyond.
+    selective need one (none with predict=false), budget 2^d for d <= 14
+    decision ops and at most 1500 beyond.
 
     Before (`-remat-mark="policy=sequential segments=2"`):
     ```mlir
@@ -283,7 +289,10 @@ def RematMarkPass : Pass<"remat-mark", "mlir::func::FuncOp"> {
     Option<"budgetBytes", "budget-bytes", "int64_t", /*default=*/"0",
            "Peak budget of policy=budget, in bytes">,
     Option<"budgetFraction", "budget-fraction", "double", /*default=*/"0",
-           "Peak budget of policy=budget, as a fraction of the unmarked peak">
+           "Peak budget of policy=budget, as a fraction of the unmarked peak">,
+    Option<"predict", "predict", "bool", /*default=*/"true",
+           "Measure the plan's static peak and recompute FLOPs (always done "
+           "for policy=budget)">
   ];
   let dependentDialects = ["::remat::RematDialect"];
   let statistics = [

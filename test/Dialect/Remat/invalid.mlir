@@ -307,8 +307,15 @@ func.func @bad_id(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// expected-error @+1 {{'func.func' op 'remat.plan' must be a dictionary of a non-empty string 'policy' and non-negative i64 'predicted_peak', 'recompute_flops', 'segments' and optionally 'budget' and 'lower_bound', got {policy = "budget", predicted_peak = -1 : i64, recompute_flops = 0 : i64, segments = 0 : i64}}}
+// expected-error @+1 {{'func.func' op 'remat.plan' must be a dictionary of a non-empty string 'policy', a non-negative i64 'segments', optionally both of 'predicted_peak' and 'recompute_flops', and optionally 'budget' and 'lower_bound', got {policy = "budget", predicted_peak = -1 : i64, recompute_flops = 0 : i64, segments = 0 : i64}}}
 func.func @bad_plan(%x: tensor<4xf32>) -> tensor<4xf32> attributes {remat.plan = {policy = "budget", predicted_peak = -1 : i64, recompute_flops = 0 : i64, segments = 0 : i64}} {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'remat.plan' must be a dictionary}}
+func.func @half_prediction(%x: tensor<4xf32>) -> tensor<4xf32> attributes {remat.plan = {policy = "sqrt", predicted_peak = 16 : i64, segments = 1 : i64}} {
   return %x : tensor<4xf32>
 }
 

@@ -66,9 +66,10 @@ static LogicalResult verifyPlanAttr(Operation *op, Attribute value) {
   auto fail = [&]() {
     return op->emitOpError()
            << "'" << RematDialect::kPlanAttrName
-           << "' must be a dictionary of a non-empty string 'policy' and "
-              "non-negative i64 'predicted_peak', 'recompute_flops', "
-              "'segments' and optionally 'budget' and 'lower_bound', got "
+           << "' must be a dictionary of a non-empty string 'policy', a "
+              "non-negative i64 'segments', optionally both of "
+              "'predicted_peak' and 'recompute_flops', and optionally "
+              "'budget' and 'lower_bound', got "
            << value;
   };
   if (!isa<FunctionOpInterface>(op))
@@ -80,8 +81,13 @@ static LogicalResult verifyPlanAttr(Operation *op, Attribute value) {
   auto policy = plan.getAs<StringAttr>("policy");
   if (!policy || policy.getValue().empty())
     return fail();
-  for (StringRef field : {"predicted_peak", "recompute_flops", "segments"})
-    if (!isSegmentId(plan.get(field)))
+  if (!isSegmentId(plan.get("segments")))
+    return fail();
+  // The prediction is both figures or neither (-remat-mark predict=false).
+  if (bool(plan.get("predicted_peak")) != bool(plan.get("recompute_flops")))
+    return fail();
+  for (StringRef field : {"predicted_peak", "recompute_flops"})
+    if (plan.get(field) && !isSegmentId(plan.get(field)))
       return fail();
   for (NamedAttribute entry : plan) {
     StringRef field = entry.getName().getValue();
