@@ -57,7 +57,8 @@ struct RematLowerCUDAOptions
   PassOptions::Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("CUDA toolkit whose ptxas and libdevice are used "
-                     "(default: MLIR's, /usr/local/cuda)"),
+                     "(default: $CUDA_HOME, $CUDA_PATH, the ptxas on PATH's, "
+                     "/usr/local/cuda)"),
       llvm::cl::init("")};
   PassOptions::Option<bool> useCublas{
       *this, "use-cublas",

@@ -29,7 +29,26 @@
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+
+#include <cstdlib>
+
 using namespace mlir;
+
+/// The CUDA toolkit to take ptxas and libdevice from when none is given:
+/// $CUDA_HOME, $CUDA_PATH, the toolkit of the ptxas on PATH, or
+/// /usr/local/cuda. MLIR looks only at its build-time default otherwise, and
+/// without libdevice ptxas fails on the first math function.
+static std::string getDefaultToolkitPath() {
+  for (const char *variable : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char *value = std::getenv(variable); value && *value)
+      return value;
+  if (llvm::ErrorOr<std::string> ptxas = llvm::sys::findProgramByName("ptxas"))
+    return llvm::sys::path::parent_path(llvm::sys::path::parent_path(*ptxas))
+        .str();
+  return "/usr/local/cuda";
+}
 
 void remat::registerCUDALoweringDialects(DialectRegistry &registry) {
   registerLoweringDialects(registry);
@@ -97,7 +116,8 @@ void remat::buildRematLowerCUDAPipeline(OpPassManager &pm,
 
   // Kernels to a cubin with the toolkit's ptxas.
   GpuModuleToBinaryPassOptions binary;
-  binary.toolkitPath = options.toolkit;
+  binary.toolkitPath =
+      options.toolkit.empty() ? getDefaultToolkitPath() : options.toolkit.getValue();
   binary.compilationTarget = "bin";
   pm.addPass(createGpuModuleToBinaryPass(binary));
   pm.addPass(createCanonicalizerPass());
