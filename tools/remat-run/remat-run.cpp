@@ -317,6 +317,9 @@ Program compile(MLIRContext &context, StringRef path) {
 #endif
     return symbols;
   });
+  // Runs the global constructors now that the runtime's symbols resolve:
+  // for CUDA they load the step's cubins.
+  program.engine->initialize();
   return program;
 }
 
