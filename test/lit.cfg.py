@@ -87,3 +87,24 @@ if _torch_python and subprocess.call(
     )
 else:
     lit_config.note("no PyTorch venv (scripts/torch-venv): test/Torch is skipped")
+
+# CUDA: `cuda-toolkit` when ptxas is there and remat's CUDA runtime was built
+# (cubins and linked host binaries, no GPU needed); `cuda-device` when the
+# driver lists a GPU (tests that run kernels).
+ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
+if config.remat_enable_cuda and os.path.exists(ptxas):
+    config.available_features.add("cuda-toolkit")
+    config.substitutions.append(("%cuda_runtime_lib", config.remat_cuda_runtime_lib))
+else:
+    lit_config.note(
+        "CUDA toolkit (ptxas) or REMAT_ENABLE_CUDA missing: CUDA compile tests are skipped"
+    )
+nvidia_smi = shutil.which("nvidia-smi")
+if nvidia_smi and subprocess.run(
+    [nvidia_smi, "-L"], capture_output=True, text=True
+).stdout.startswith("GPU "):
+    config.available_features.add("cuda-device")
+else:
+    lit_config.note(
+        "no CUDA device (nvidia-smi -L lists no GPU): tests that run CUDA kernels are skipped"
+    )

@@ -26,6 +26,7 @@
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -33,7 +34,7 @@
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  remat::registerLoweringDialects(registry);
+  remat::registerCUDALoweringDialects(registry);
   registry.insert<remat::RematDialect, mlir::arith::ArithDialect,
                   mlir::bufferization::BufferizationDialect,
                   mlir::cf::ControlFlowDialect, mlir::func::FuncDialect,
@@ -68,6 +69,12 @@ int main(int argc, char **argv) {
   mlir::registerConvertFuncToLLVMPass();
   mlir::registerConvertControlFlowToLLVMPass();
   mlir::registerReconcileUnrealizedCastsPass();
+  mlir::registerConvertParallelLoopToGpuPass();
+  mlir::registerGpuKernelOutliningPass();
+  mlir::registerGpuNVVMAttachTarget();
+  mlir::registerConvertGpuOpsToNVVMOps();
+  mlir::registerGpuToLLVMConversionPass();
+  mlir::registerGpuModuleToBinaryPass();
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "remat optimizer driver\n", registry));

@@ -11,6 +11,9 @@
 
 #include "Philox.h"
 #include "RematRuntime.h"
+#ifdef REMAT_ENABLE_CUDA
+#include "RematCudaRuntime.h"
+#endif
 
 #include "remat/Conversion/InitLowering.h"
 #include "remat/Conversion/Passes.h"
@@ -79,6 +82,16 @@ cl::opt<unsigned> repeat("repeat", cl::desc("Runs to take the median time of"),
                          cl::init(1), cl::cat(category));
 cl::opt<bool> noBlas("no-blas", cl::desc("Lower matmuls to loops, not BLAS"),
                      cl::cat(category));
+enum class Target { CPU, CUDA };
+cl::opt<Target> target(
+    "target", cl::desc("Where the step runs"), cl::init(Target::CPU),
+    cl::values(clEnumValN(Target::CPU, "cpu", "JIT-compiled host code"),
+               clEnumValN(Target::CUDA, "cuda",
+                          "GPU kernels (cubin) and JIT-compiled host code "
+                          "calling remat's CUDA runtime")),
+    cl::cat(category));
+cl::opt<int> device("device", cl::desc("CUDA device to run on (--target cuda)"),
+                    cl::init(0), cl::cat(category));
 
 /// Exit codes: 1 for a failed comparison or a step that does not compile,
 /// 2 for bad usage or inputs.
@@ -262,9 +275,18 @@ Program compile(MLIRContext &context, StringRef path) {
   // Steps in the IR contract may still draw from the stateful generator;
   // threading is a no-op on steps that were threaded before checkpointing.
   pm.addNestedPass<func::FuncOp>(createRematThreadRngPass());
-  RematLowerCPUOptions options;
-  options.useBlas = !noBlas;
-  buildRematLowerCPUPipeline(pm, options);
+  if (target == Target::CUDA) {
+#ifdef REMAT_ENABLE_CUDA
+    RematLowerCUDAOptions options;
+    options.chip = cuda::getChip();
+    options.useCublas = !noBlas;
+    buildRematLowerCUDAPipeline(pm, options);
+#endif
+  } else {
+    RematLowerCPUOptions options;
+    options.useBlas = !noBlas;
+    buildRematLowerCPUPipeline(pm, options);
+  }
   if (failed(pm.run(*module)))
     std::exit(kExitMismatch);
 
@@ -286,8 +308,18 @@ Program compile(MLIRContext &context, StringRef path) {
       symbols[interner(table[i].name)] = {
           llvm::orc::ExecutorAddr::fromPtr(table[i].address),
           llvm::JITSymbolFlags::Exported};
+#ifdef REMAT_ENABLE_CUDA
+    const cuda::Symbol *cudaTable = cuda::getSymbols(count);
+    for (size_t i = 0; i < count; ++i)
+      symbols[interner(cudaTable[i].name)] = {
+          llvm::orc::ExecutorAddr::fromPtr(cudaTable[i].address),
+          llvm::JITSymbolFlags::Exported};
+#endif
     return symbols;
   });
+  // Runs the global constructors now that the runtime's symbols resolve:
+  // for CUDA they load the step's cubins.
+  program.engine->initialize();
   return program;
 }
 
@@ -381,13 +413,76 @@ struct RunResult {
   std::vector<NpyArray> outputs;
   runtime::AllocStats stats;
   double wallMs = 0;
+  double kernelMs = 0;
 };
+
+/// Buffers for the arguments: host memory for the CPU, device (managed)
+/// memory the host can fill for CUDA; neither is counted as the step's.
+uint8_t *allocateArgument(size_t size, std::vector<uint8_t> &host) {
+#ifdef REMAT_ENABLE_CUDA
+  if (target == Target::CUDA)
+    return static_cast<uint8_t *>(cuda::allocateInput(size));
+#endif
+  // 64-byte aligned copies, like the buffers generated code allocates.
+  host.assign(size + 64, 0);
+  return reinterpret_cast<uint8_t *>(
+      llvm::alignTo(reinterpret_cast<uintptr_t>(host.data()), 64));
+}
+
+void freeArgument(uint8_t *ptr) {
+#ifdef REMAT_ENABLE_CUDA
+  if (target == Target::CUDA)
+    cuda::freeInput(ptr);
+#endif
+}
+
+void resetStats() {
+#ifdef REMAT_ENABLE_CUDA
+  if (target == Target::CUDA)
+    return cuda::resetStats();
+#endif
+  runtime::resetAllocStats();
+}
+
+/// Waits for the device and reads the counters of the step just run.
+void collectStats(RunResult &result) {
+#ifdef REMAT_ENABLE_CUDA
+  if (target == Target::CUDA) {
+    cuda::synchronize();
+    cuda::DeviceStats stats = cuda::getStats();
+    result.stats.liveBytes = stats.liveBytes;
+    result.stats.peakBytes = stats.peakBytes;
+    result.stats.allocatedBytes = stats.allocatedBytes;
+    result.stats.allocCount = stats.allocCount;
+    result.kernelMs = stats.kernelMs;
+    return;
+  }
+#endif
+  result.stats = runtime::getAllocStats();
+}
+
+bool isReturnedBuffer(void *ptr) {
+#ifdef REMAT_ENABLE_CUDA
+  if (target == Target::CUDA)
+    return cuda::isLiveAllocation(ptr);
+#endif
+  return runtime::isLiveAllocation(ptr);
+}
+
+void freeReturnedBuffer(void *ptr) {
+#ifdef REMAT_ENABLE_CUDA
+  if (target == Target::CUDA)
+    return remat_cuda_free(ptr);
+#endif
+  _mlir_memref_to_llvm_free(ptr);
+}
 
 /// Runs `program` once on copies of `inputs` (generated code may write into
 /// its arguments) and collects its outputs, freeing the buffers it returned.
 RunResult runOnce(Program &program, const std::vector<NpyArray> &inputs) {
   size_t numArgs = program.args.size();
   std::vector<std::vector<uint8_t>> argData(numArgs);
+  std::vector<uint8_t *> argBuffers(numArgs);
   std::vector<std::vector<int64_t>> descriptors(numArgs);
   std::vector<void *> descriptorPtrs(numArgs);
   SmallVector<void *> packed;
@@ -400,11 +495,8 @@ RunResult runOnce(Program &program, const std::vector<NpyArray> &inputs) {
 
   for (size_t i = 0; i < numArgs; ++i) {
     const ValueSpec &spec = program.args[i];
-    // 64-byte aligned copies, like the buffers generated code allocates.
-    argData[i].assign(inputs[i].data.size() + 64, 0);
-    uint8_t *base = argData[i].data();
-    uint8_t *aligned = reinterpret_cast<uint8_t *>(
-        llvm::alignTo(reinterpret_cast<uintptr_t>(base), 64));
+    uint8_t *aligned = allocateArgument(inputs[i].data.size(), argData[i]);
+    argBuffers[i] = aligned;
     std::memcpy(aligned, inputs[i].data.data(), inputs[i].data.size());
     if (!spec.isTensor) {
       packed.push_back(aligned);
@@ -427,17 +519,17 @@ RunResult runOnce(Program &program, const std::vector<NpyArray> &inputs) {
   if (!program.resultThroughPointer && !program.results.empty())
     packed.push_back(resultStorage.data());
 
-  runtime::resetAllocStats();
+  resetStats();
   auto start = std::chrono::steady_clock::now();
   llvm::Error error =
       program.engine->invokePacked("_mlir_ciface_" + entry, packed);
+  RunResult result;
+  collectStats(result);
   auto stop = std::chrono::steady_clock::now();
   if (error)
     fail(kExitMismatch, "running @" + entry + " of '" + program.path +
                             "' failed: " + llvm::toString(std::move(error)));
 
-  RunResult result;
-  result.stats = runtime::getAllocStats();
   result.wallMs =
       std::chrono::duration<double, std::milli>(stop - start).count();
 
@@ -472,24 +564,32 @@ RunResult runOnce(Program &program, const std::vector<NpyArray> &inputs) {
       }
       // Returned buffers belong to the caller; arguments returned as they
       // are belong to this tool.
-      if (runtime::isLiveAllocation(allocated))
+      if (isReturnedBuffer(allocated))
         toFree.insert(allocated);
     }
     result.outputs.push_back(std::move(array));
   }
   for (void *ptr : toFree)
-    _mlir_memref_to_llvm_free(ptr);
+    freeReturnedBuffer(ptr);
+  for (uint8_t *ptr : argBuffers)
+    if (ptr)
+      freeArgument(ptr);
   return result;
 }
 
 RunResult run(Program &program, const std::vector<NpyArray> &inputs) {
   unsigned runs = std::max(1u, unsigned(repeat));
   RunResult first = runOnce(program, inputs);
-  std::vector<double> times = {first.wallMs};
-  for (unsigned i = 1; i < runs; ++i)
-    times.push_back(runOnce(program, inputs).wallMs);
+  std::vector<double> times = {first.wallMs}, kernelTimes = {first.kernelMs};
+  for (unsigned i = 1; i < runs; ++i) {
+    RunResult next = runOnce(program, inputs);
+    times.push_back(next.wallMs);
+    kernelTimes.push_back(next.kernelMs);
+  }
   std::sort(times.begin(), times.end());
+  std::sort(kernelTimes.begin(), kernelTimes.end());
   first.wallMs = times[times.size() / 2];
+  first.kernelMs = kernelTimes[kernelTimes.size() / 2];
   return first;
 }
 
@@ -502,6 +602,10 @@ void printStatsLine(const Program &program, const RunResult &result) {
       {"wall_ms", result.wallMs},
       {"repeat", int64_t(std::max(1u, unsigned(repeat)))},
   };
+  if (target == Target::CUDA) {
+    line["target"] = "cuda";
+    line["kernel_ms"] = result.kernelMs;
+  }
   llvm::outs() << llvm::json::Value(std::move(line)) << "\n";
 }
 
@@ -582,17 +686,30 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       args.size(), args.data(),
-      "remat-run: lower a training step for the CPU, run it, and compare or "
-      "measure it\n\n"
+      "remat-run: lower a training step for the CPU or CUDA, run it, and "
+      "compare or measure it\n\n"
       "  --stats        print peak_bytes, allocated_bytes, alloc_count and "
-      "wall_ms\n                 (median of --repeat runs) as one JSON line\n"
+      "wall_ms\n                 (median of --repeat runs) as one JSON line; "
+      "with --target cuda\n                 the device allocator's and "
+      "kernel_ms, time in kernels and cuBLAS\n"
       "  --threads=N    threads of the BLAS (default 1; loops run on one "
       "thread)\n");
 
   runtime::setBlasThreads(threads);
+  if (target == Target::CUDA) {
+#ifdef REMAT_ENABLE_CUDA
+    // Before compiling: the cubin is built for this device's architecture.
+    std::string error;
+    if (!cuda::initialize(device, error))
+      fail(kExitMismatch, error);
+#else
+    fail(kExitUsage, "--target cuda: remat-run was built without CUDA "
+                     "(REMAT_ENABLE_CUDA=OFF, no CUDA toolkit found)");
+#endif
+  }
 
   DialectRegistry registry;
-  registerLoweringDialects(registry);
+  registerCUDALoweringDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 

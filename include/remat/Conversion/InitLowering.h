@@ -19,6 +19,11 @@ namespace remat {
 /// interface models they need.
 void registerLoweringDialects(mlir::DialectRegistry &registry);
 
+/// Also inserts what -remat-lower-cuda needs on top: the GPU and NVVM
+/// dialects, the NVVM target (ptxas) and the GPU-to-LLVM-IR translations
+/// that embed the cubin and emit the mgpu* calls.
+void registerCUDALoweringDialects(mlir::DialectRegistry &registry);
+
 } // namespace remat
 
 #endif // REMAT_CONVERSION_INITLOWERING_H

@@ -9,8 +9,11 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
@@ -45,6 +48,48 @@ void buildRematLowerCPUPipeline(mlir::OpPassManager &pm,
 /// Registers `-remat-lower-cpu`.
 void registerRematLowerCPUPipeline();
 
+/// Options of the `-remat-lower-cuda` pipeline.
+struct RematLowerCUDAOptions
+    : public mlir::PassPipelineOptions<RematLowerCUDAOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("GPU architecture the cubin is for"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit whose ptxas and libdevice are used "
+                     "(default: $CUDA_HOME, $CUDA_PATH, the ptxas on PATH's, "
+                     "/usr/local/cuda)"),
+      llvm::cl::init("")};
+  PassOptions::Option<bool> useCublas{
+      *this, "use-cublas",
+      llvm::cl::desc("Call cuBLAS for f32 matmuls (else: GPU loop kernels)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> fuseElementwise{
+      *this, "fuse-elementwise",
+      llvm::cl::desc("Fuse chains of elementwise linalg ops"),
+      llvm::cl::init(true)};
+  PassOptions::Option<int64_t> blockSize{
+      *this, "block-size", llvm::cl::desc("Threads per block of every kernel"),
+      llvm::cl::init(256)};
+};
+
+/// Builds the tensor-to-buffer half that the CPU and CUDA lowerings share:
+/// remat ops to upstream ops, elementwise ops to (fused) linalg, one-shot
+/// bufferization, ownership-based deallocation with every dealloc hoisted to
+/// its buffer's last use.
+void buildRematBufferizePipeline(mlir::OpPassManager &pm, bool fuseElementwise);
+
+/// Builds the CUDA lowering of a (rematerialized) training step: the shared
+/// bufferization, cuBLAS calls for matmuls, every other loop nest a GPU
+/// kernel (parallel loops -> gpu.launch -> NVVM), kernels serialized to a
+/// cubin with the toolkit's ptxas, host code in the LLVM dialect calling
+/// remat's CUDA runtime (`mgpu*`, counting device allocator `remat_cuda_*`).
+void buildRematLowerCUDAPipeline(mlir::OpPassManager &pm,
+                                 const RematLowerCUDAOptions &options);
+
+/// Registers `-remat-lower-cuda`.
+void registerRematLowerCUDAPipeline();
+
 #define GEN_PASS_REGISTRATION
 #include "remat/Conversion/Passes.h.inc"
 
@@ -52,6 +97,7 @@ void registerRematLowerCPUPipeline();
 inline void registerRematLoweringPasses() {
   registerRematConversionPasses();
   registerRematLowerCPUPipeline();
+  registerRematLowerCUDAPipeline();
 }
 
 } // namespace remat

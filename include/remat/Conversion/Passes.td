@@ -101,8 +101,73 @@ def RematMatmulToBlasPass : Pass<"remat-matmul-to-blas", "mlir::ModuleOp"> {
     `remat_matmul_f32` / `remat_batch_matmul_f32` (C interface), which call
     `cblas_sgemm` with beta = 1 (linalg's C += A * B). Other element types
     and layouts stay as they are and are lowered to loops.
+
+    With `cuda`, the calls go to the CUDA runtime's `remat_cuda_matmul_f32`
+    / `remat_cuda_batch_matmul_f32` (cuBLAS on device buffers) instead, and
+    only operands whose innermost stride is statically 1 are rewritten:
+    cuBLAS has no fallback loop nest, the GPU kernels do.
   }];
+  let options = [
+    Option<"cuda", "cuda", "bool", /*default=*/"false",
+           "Call the CUDA runtime's cuBLAS glue instead of the CPU's BLAS">
+  ];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect"];
+}
+
+def RematMapToGPUPass : Pass<"remat-map-to-gpu", "mlir::func::FuncOp"> {
+  let summary = "Turn the loops of a bufferized step into GPU-mapped parallel loops";
+  let description = [{
+    Prepares a bufferized training step for `-convert-parallel-loops-to-gpu`,
+    so that every loop nest that touches a buffer runs on the device:
+
+    * `memref.copy` becomes `linalg.copy` (a kernel, not a host memcpy);
+    * a `memref.get_global` read by a linalg op gets a device copy (an
+      allocation filled on the host before its first use and freed after
+      its last use in the block): generated kernels cannot read host globals;
+    * every linalg op becomes a loop nest with `scf.parallel` for its
+      parallel dimensions (reductions stay sequential, inside each thread,
+      so their order and bits do not depend on the launch);
+    * every outermost `scf.parallel` is linearized into a grid of
+      `block-size` threads per block (block x, thread x) with a bounds check;
+      an outermost `scf.for` (a reduction to a scalar) becomes one thread.
+
+    Before:
+    ```mlir
+    scf.parallel (%i, %j) = (%c0, %c0) to (%c8, %c32) step (%c1, %c1) { ... }
+    ```
+    After:
+    ```mlir
+    scf.parallel (%b) = (%c0) to (%c1) step (%c1) {
+      scf.parallel (%t) = (%c0) to (%c256) step (%c1) {
+        // %l = %b * 256 + %t; if %l < 256: %i = %l / 32, %j = %l mod 32
+        ...
+      } {mapping = [#gpu.loop_dim_map<processor = thread_x, ...>]}
+    } {mapping = [#gpu.loop_dim_map<processor = block_x, ...>]}
+    ```
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block of every kernel">
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::gpu::GPUDialect",
+    "mlir::linalg::LinalgDialect",
+    "mlir::memref::MemRefDialect",
+    "mlir::scf::SCFDialect"
+  ];
+}
+
+def RematCUDAHostAllocsPass : Pass<"remat-cuda-host-allocs", "mlir::ModuleOp"> {
+  let summary = "Route the host code's heap allocations to the CUDA runtime";
+  let description = [{
+    After `-finalize-memref-to-llvm{use-generic-functions}`, renames the
+    allocator the host code calls (`_mlir_memref_to_llvm_alloc`,
+    `_aligned_alloc`, `_free`) to the CUDA runtime's counting device
+    allocator (`remat_cuda_alloc`, `remat_cuda_aligned_alloc`,
+    `remat_cuda_free`), so every buffer of the step lives on the device and
+    is counted, and the CPU and CUDA runtimes can be linked into one binary.
+  }];
 }
 
 #endif // REMAT_CONVERSION_PASSES_TD

@@ -62,12 +62,12 @@ void remat::registerLoweringDialects(DialectRegistry &registry) {
   registerLLVMDialectTranslation(registry);
 }
 
-void remat::buildRematLowerCPUPipeline(OpPassManager &pm,
-                                       const RematLowerCPUOptions &options) {
+void remat::buildRematBufferizePipeline(OpPassManager &pm,
+                                        bool fuseElementwise) {
   // Tensors: remat ops to upstream ops, elementwise ops to (fused) linalg.
   pm.addNestedPass<func::FuncOp>(createConvertRematToStandardPass());
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
-  if (options.fuseElementwise)
+  if (fuseElementwise)
     pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createRematSplitSharedInitsPass());
@@ -86,6 +86,11 @@ void remat::buildRematLowerCPUPipeline(OpPassManager &pm,
   // allocations and copies.
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addNestedPass<func::FuncOp>(createRematHoistDeallocsPass());
+}
+
+void remat::buildRematLowerCPUPipeline(OpPassManager &pm,
+                                       const RematLowerCPUOptions &options) {
+  buildRematBufferizePipeline(pm, options.fuseElementwise);
   if (options.useBlas)
     pm.addPass(createRematMatmulToBlasPass());
 

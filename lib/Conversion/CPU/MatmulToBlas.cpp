@@ -52,6 +52,18 @@ bool isBlasMatmul(linalg::LinalgOp op) {
   });
 }
 
+/// Returns true if every operand's innermost stride is statically 1, the
+/// layouts cuBLAS takes (its leading dimension is the row stride).
+bool hasUnitInnermostStrides(linalg::LinalgOp op) {
+  return llvm::all_of(op->getOperandTypes(), [](Type type) {
+    auto memref = cast<MemRefType>(type);
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    return succeeded(memref.getStridesAndOffset(strides, offset)) &&
+           !strides.empty() && strides.back() == 1;
+  });
+}
+
 func::FuncOp getOrDeclareRuntimeFunction(ModuleOp module, StringRef name,
                                          int64_t rank) {
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
@@ -76,7 +88,7 @@ struct RematMatmulToBlasPass
     ModuleOp module = getOperation();
     SmallVector<linalg::LinalgOp> matmuls;
     module.walk([&](linalg::LinalgOp op) {
-      if (isBlasMatmul(op))
+      if (isBlasMatmul(op) && (!cuda || hasUnitInnermostStrides(op)))
         matmuls.push_back(op);
     });
 
@@ -84,9 +96,10 @@ struct RematMatmulToBlasPass
     for (linalg::LinalgOp op : matmuls) {
       bool batched = isa<linalg::BatchMatmulOp>(op.getOperation());
       int64_t rank = batched ? 3 : 2;
-      func::FuncOp callee = getOrDeclareRuntimeFunction(
-          module, batched ? "remat_batch_matmul_f32" : "remat_matmul_f32",
-          rank);
+      std::string name = batched ? "remat_batch_matmul_f32" : "remat_matmul_f32";
+      if (cuda)
+        name = batched ? "remat_cuda_batch_matmul_f32" : "remat_cuda_matmul_f32";
+      func::FuncOp callee = getOrDeclareRuntimeFunction(module, name, rank);
       rewriter.setInsertionPoint(op);
       MemRefType type = getDynamicMemRefType(&getContext(), rank);
       SmallVector<Value> operands;
