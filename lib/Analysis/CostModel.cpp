@@ -110,7 +110,7 @@ void remat::registerCostModelExternalModels(DialectRegistry &registry) {
            linalg::BatchMatmulOp, linalg::FillOp, linalg::TransposeOp,
            linalg::BroadcastOp, linalg::ReduceOp, linalg::MapOp,
            linalg::ElementwiseOp, linalg::MatvecOp, linalg::DotOp,
-           linalg::CopyOp>(ctx);
+           linalg::CopyOp, linalg::Conv2DNchwFchwOp>(ctx);
   });
   registry.addExtension(+[](MLIRContext *ctx, arith::ArithDialect *) {
     attach<ElementwiseCostModel, arith::AddFOp, arith::SubFOp, arith::MulFOp,

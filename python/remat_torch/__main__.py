@@ -63,9 +63,11 @@ def export(model, inputs, out_dir, seed=1234, reference=False, description=""):
     from .export import to_mlir, trace_joint
 
     model.train()
-    joint, nfwd, names, tensors, param_names = trace_joint(model, inputs)
-    text, arg_names, out_names, segments = to_mlir(
-        joint, nfwd, names, param_names, description=description)
+    joint, nfwd, names, tensors, param_names, nuser = trace_joint(model, inputs)
+    text, arg_names, out_names, segments, kept = to_mlir(
+        joint, nfwd, names, param_names, description=description,
+        num_user_outputs=nuser)
+    tensors = [tensors[i] for i in kept]
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "step.mlir"), "w") as f:
         f.write(text)

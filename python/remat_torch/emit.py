@@ -3,7 +3,9 @@
 Ops are emitted in the vocabulary python/remat_autodiff writes and remat's
 CPU lowering runs: elementwise arith/math ops on tensors, linalg.matmul /
 batch_matmul / transpose / broadcast / reduce / fill, tensor.empty / reshape /
-extract_slice / concat, and remat.rng_uniform for dropout. Each line keeps an
+extract_slice / insert_slice / concat, linalg.conv_2d_nchw_fchw and
+linalg.generic (the convolution's backward), and remat.rng_uniform for
+dropout. Each line keeps an
 attribute placeholder that is filled in when the step is printed, so a
 checkpoint region's `remat.segment` goes on every op of its ATen nodes and
 `remat.policy = "save"` only on the op that defines a saved node's result.
@@ -63,6 +65,7 @@ class Emitter:
     emitted; `render()` turns the placeholders into attribute dictionaries."""
 
     ATTRS = "\x00"  # placeholder of an op's attribute dictionary
+    GENERIC_ATTRS = "\x01"  # the same as linalg.generic's `attrs = {...}`
 
     def __init__(self):
         self.forward = []   # [text, result name, segment]
@@ -88,6 +91,8 @@ class Emitter:
             attrs.append(f"remat.segment = {seg} : i64")
         if result is not None and result in self.saved_names and seg is not None:
             attrs.append('remat.policy = "save"')
+        text = text.replace(self.GENERIC_ATTRS,
+                            " attrs = {" + ", ".join(attrs) + "}" if attrs else "")
         return text.replace(self.ATTRS, " {" + ", ".join(attrs) + "}" if attrs else "")
 
     # -- Building blocks ------------------------------------------------------
@@ -238,6 +243,59 @@ class Emitter:
         self.emit(f"  {out.name} = tensor.extract_slice {a.name}[{', '.join(map(str, offsets))}]"
                   f" [{', '.join(map(str, sizes))}] [{', '.join('1' for _ in sizes)}]"
                   f"{self.ATTRS} : {a.type} to {out.type}", out.name)
+        return out
+
+    def pad(self, a, pads):
+        """Zero padding: `pads[i]` elements before and after dimension i
+        (a zero fill with `a` inserted, which the CPU lowering bufferizes as
+        an allocation, a fill and a copy)."""
+        if not any(pads):
+            return a
+        shape = [d + 2 * p for d, p in zip(a.shape, pads)]
+        dest = self.filled(shape, 0.0)
+        out = self.new(shape, a.dtype, "pad")
+        self.emit(f"  {out.name} = tensor.insert_slice {a.name} into {dest.name}"
+                  f"[{', '.join(map(str, pads))}] [{', '.join(map(str, a.shape))}] "
+                  f"[{', '.join('1' for _ in pads)}]{self.ATTRS} : {a.type} into "
+                  f"{dest.type}", out.name)
+        return out
+
+    def conv2d(self, x, w):
+        """linalg.conv_2d_nchw_fchw, stride and dilation 1, no padding:
+        out[n, f, h, w] = sum_{c, i, j} x[n, c, h + i, w + j] * w[f, c, i, j]."""
+        n, _, hp, wp = x.shape
+        f, _, kh, kw = w.shape
+        shape = [n, f, hp - kh + 1, wp - kw + 1]
+        init = self.filled(shape, 0.0)
+        out = self.new(shape, hint="conv")
+        self.emit(f"  {out.name} = linalg.conv_2d_nchw_fchw{self.ATTRS} ins({x.name}, "
+                  f"{w.name} : {x.type}, {w.type}) outs({init.name} : {init.type}) -> "
+                  f"{out.type}", out.name)
+        return out
+
+    def generic(self, inputs, maps, shape, iterators, body, init=None, yields="{y}"):
+        """linalg.generic over `inputs` with `maps` (affine expressions of
+        d0...; the output's map last), `body` the payload on the block
+        arguments {0}, {1}, ... (str.format fields; the output's last), with
+        {y} and {t} fresh names, yielding `yields`."""
+        dims = ", ".join(f"d{i}" for i in range(len(iterators)))
+        init = init if init is not None else self.empty(shape)
+        out = self.new(shape, hint="g")
+        args = [self.fresh("a") for _ in range(len(inputs) + 1)]
+        fields = dict(y=self.fresh("y"), t=self.fresh("t"))
+        text = body.format(*args, **fields)
+        result = yields.format(*args, **fields)
+        maps_text = ", ".join(f"affine_map<({dims}) -> ({m})>" for m in maps)
+        iters = ", ".join(f'"{t}"' for t in iterators)
+        ins = (f" ins({', '.join(v.name for v in inputs)} : "
+               f"{', '.join(v.type for v in inputs)})") if inputs else ""
+        block = "".join(f"      {line}\n" for line in text.strip().splitlines())
+        self.emit(f"  {out.name} = linalg.generic {{indexing_maps = [{maps_text}], "
+                  f"iterator_types = [{iters}]}}{ins} outs({init.name} : {init.type})"
+                  f"{self.GENERIC_ATTRS} {{\n"
+                  f"    ^bb0({', '.join(f'{a}: f32' for a in args)}):\n{block}"
+                  f"      linalg.yield {result} : f32\n"
+                  f"    }} -> {out.type}", out.name)
         return out
 
     def concat(self, values, dim):
@@ -427,6 +485,111 @@ def _native_dropout_backward(e, grad, mask, scale):
     return e.select(mask, e.binary("mulf", grad, float(scale)), 0.0)
 
 
+class NotMapped:
+    """A result of a mapped ATen op that the exporter does not compute (batch
+    norm's updated running statistics): an error if a live node reads it."""
+
+    def __init__(self, what):
+        self.what = what
+
+
+def _getitem(e, t, i):
+    if isinstance(t[i], NotMapped):
+        raise UnsupportedOp(t[i].what)
+    return t[i]
+
+
+def _conv_form(x, w, stride, padding, dilation, transposed, output_padding, groups):
+    """The padding of the 2-D convolutions mapped: NCHW, stride 1, dilation 1,
+    one group, not transposed, symmetric padding of at most kernel - 1."""
+    if len(x.shape) != 4:
+        raise UnsupportedOp(f"a {len(x.shape) - 2}-D convolution (only 2-D, NCHW)")
+    if transposed:
+        raise UnsupportedOp("a transposed convolution")
+    if list(stride) != [1, 1]:
+        raise UnsupportedOp(f"stride {list(stride)} (only 1)")
+    if list(dilation) != [1, 1]:
+        raise UnsupportedOp(f"dilation {list(dilation)} (only 1)")
+    if groups != 1:
+        raise UnsupportedOp(f"groups={groups} (only 1)")
+    padding = list(padding)
+    if len(padding) != 2 or any(p < 0 or p > k - 1 for p, k in zip(padding, w.shape[2:])):
+        raise UnsupportedOp(f"padding {padding} (only 0 to kernel size - 1)")
+    return padding
+
+
+def _convolution(e, x, w, bias, stride, padding, dilation, transposed, output_padding,
+                 groups):
+    ph, pw = _conv_form(x, w, stride, padding, dilation, transposed, output_padding, groups)
+    out = e.conv2d(e.pad(x, [0, 0, ph, pw]), w)
+    if bias is not None:
+        out = e.binary("addf", out, e.reshape(bias, [bias.shape[0], 1, 1]))
+    return out
+
+
+def _convolution_backward(e, grad, x, w, bias_sizes, stride, padding, dilation,
+                          transposed, output_padding, groups, output_mask):
+    """grad_input: the convolution of the gradient, padded by kernel - 1 -
+    padding, with the weight flipped in both spatial dimensions and its
+    channels swapped; grad_weight[f, c, i, j] = sum_{n, h, w} grad[n, f, h, w]
+    * padded_x[n, c, h + i, w + j] (a linalg.generic); grad_bias: the sum of
+    the gradient over batch and space."""
+    ph, pw = _conv_form(x, w, stride, padding, dilation, transposed, output_padding, groups)
+    f, c, kh, kw = w.shape
+    results = [None, None, None]
+    if output_mask[0]:
+        flipped = e.generic([w], [f"d1, d0, {kh - 1} - d2, {kw - 1} - d3",
+                                  "d0, d1, d2, d3"], [c, f, kh, kw], ["parallel"] * 4,
+                            "", yields="{0}")
+        results[0] = e.conv2d(e.pad(grad, [0, 0, kh - 1 - ph, kw - 1 - pw]), flipped)
+    if output_mask[1]:
+        xp = e.pad(x, [0, 0, ph, pw])
+        results[1] = e.generic(
+            [grad, xp], ["d4, d0, d5, d6", "d4, d1, d5 + d2, d6 + d3", "d0, d1, d2, d3"],
+            [f, c, kh, kw], ["parallel"] * 4 + ["reduction"] * 3,
+            "{t} = arith.mulf {0}, {1} : f32\n{y} = arith.addf {2}, {t} : f32",
+            init=e.filled([f, c, kh, kw], 0.0))
+    if output_mask[2]:
+        results[2] = e.reduce(grad, [0, 2, 3])
+    return tuple(results)
+
+
+def _batch_norm_train(e, x, weight, bias, eps):
+    """Training-mode batch norm over all dimensions but the channels (1):
+    (normalized output, batch mean, 1 / sqrt(biased variance + eps))."""
+    axes = [0] + list(range(2, len(x.shape)))
+    n = x.numel // x.shape[1]
+    stat = [x.shape[1]] + [1] * (len(x.shape) - 2)
+    mean = e.binary("mulf", e.reduce(x, axes), 1.0 / n)
+    centered = e.binary("subf", x, e.reshape(mean, stat))
+    var = e.binary("mulf", e.reduce(e.binary("mulf", centered, centered), axes), 1.0 / n)
+    rstd = e.unary("math.rsqrt", e.binary("addf", var, float(eps)))
+    out = e.binary("mulf", centered, e.reshape(rstd, stat))
+    if weight is not None:
+        out = e.binary("mulf", out, e.reshape(weight, stat))
+    if bias is not None:
+        out = e.binary("addf", out, e.reshape(bias, stat))
+    return out, mean, rstd
+
+
+RUNNING_STATS = NotMapped(
+    "batch norm's updated running statistics are not exported (they do not affect "
+    "the loss or the gradients of a training step)")
+
+
+def _batch_norm_functional(e, x, weight, bias, running_mean, running_var, training,
+                           momentum, eps):
+    if not training:
+        raise UnsupportedOp("batch norm in eval mode (training=False)")
+    return _batch_norm_train(e, x, weight, bias, eps) + (RUNNING_STATS, RUNNING_STATS)
+
+
+def _batch_norm_no_stats(e, x, weight, bias, training, momentum, eps):
+    if not training:
+        raise UnsupportedOp("batch norm in eval mode (training=False)")
+    return _batch_norm_train(e, x, weight, bias, eps)
+
+
 def ops():
     """ATen overload -> emitter function(e, *args, **kwargs)."""
     import torch
@@ -458,6 +621,8 @@ def ops():
         aten.mm.default: lambda e, a, b: e.matmul(a, b),
         aten.bmm.default: lambda e, a, b: e.matmul(a, b, "batch_matmul"),
         aten.addmm.default: _addmm,
+        aten.convolution.default: _convolution,
+        aten.convolution_backward.default: _convolution_backward,
         # elementwise
         aten.add.Tensor: _add, aten.add.Scalar: _add,
         aten.sub.Tensor: _sub, aten.sub.Scalar: _sub,
@@ -497,7 +662,11 @@ def ops():
         aten.gelu.default: _gelu,
         aten.native_dropout.default: _dropout,
         aten.native_dropout_backward.default: _native_dropout_backward,
-        operator.getitem: lambda e, t, i: t[i],
+        # batch norm in training mode (its backward comes decomposed); the
+        # functional form's updated running statistics are not mapped
+        aten._native_batch_norm_legit_functional.default: _batch_norm_functional,
+        aten._native_batch_norm_legit.no_stats: _batch_norm_no_stats,
+        operator.getitem: _getitem,
     }
 
 

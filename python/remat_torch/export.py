@@ -42,7 +42,10 @@ def model_line(node):
 
 def trace_joint(model, inputs):
     """Returns (joint GraphModule, num_fwd_outputs, names of the joint
-    graph's primal inputs in order, the flat tensors in that order)."""
+    graph's primal inputs in order, the flat tensors in that order, the
+    parameter names, the number of the model's own outputs). The joint
+    graph's forward outputs are the updated values of mutated inputs (batch
+    norm's running statistics, ...), then the model's outputs."""
     import torch
     from torch._decomp import core_aten_decompositions
     from torch._dynamo.backends.common import aot_autograd
@@ -76,6 +79,9 @@ def trace_joint(model, inputs):
 
     def backend(gm, example_inputs):
         captured["inputs"] = list(example_inputs)
+        out = next(n for n in gm.graph.nodes if n.op == "output")
+        captured["num_user_outputs"] = (len(out.args[0])
+                                        if isinstance(out.args[0], (list, tuple)) else 1)
         return aot(gm, example_inputs)
 
     torch._dynamo.reset()
@@ -95,7 +101,8 @@ def trace_joint(model, inputs):
         names.append(match[0])
     tensors = [dict(named)[n] for n in names]
     del loss
-    return captured["joint"], captured["num_fwd_outputs"], names, tensors, set(params)
+    return (captured["joint"], captured["num_fwd_outputs"], names, tensors, set(params),
+            captured["num_user_outputs"])
 
 
 def VIEW_OPS(torch):
@@ -111,10 +118,29 @@ def _shape_of(node):
     return tuple(val.shape) if hasattr(val, "shape") else None
 
 
+def _live_nodes(roots):
+    """The nodes `roots` depend on, themselves included."""
+    live, stack = set(), [r for r in roots if r is not None]
+    while stack:
+        n = stack.pop()
+        if n in live:
+            continue
+        live.add(n)
+        stack.extend(n.all_input_nodes)
+    return live
+
+
 def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
-            description=""):
+            description="", num_user_outputs=None):
     """Maps the joint graph to the MLIR text of one training step. Returns
-    (text, argument names, output names)."""
+    (text, argument names, output names, segments, the indices in `names`
+    of the primal inputs that are arguments).
+
+    The step's results are the model's outputs (the last `num_user_outputs`
+    forward outputs; the ones before are updated values of mutated inputs,
+    such as batch norm's running statistics, which the step does not return)
+    and the parameters' gradients. Only the nodes they depend on are mapped,
+    and only the inputs they read are arguments."""
     import torch
     from torch.utils.checkpoint import CheckpointPolicy
 
@@ -122,23 +148,34 @@ def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
     e = E.Emitter()
     env = {}
     args = []          # (Value, attr)
+    outs = list(next(n for n in joint.graph.nodes if n.op == "output").args[0])
+    if num_user_outputs is None:
+        num_user_outputs = num_fwd_outputs
+    user_outs = outs[num_fwd_outputs - num_user_outputs:num_fwd_outputs]
+    grad_outs = [(p, g) for p, g in zip(names, outs[num_fwd_outputs:])
+                 if g is not None and p in param_names]
+    live = _live_nodes(user_outs + [g for _, g in grad_outs])
     placeholders = [n for n in joint.graph.nodes if n.op == "placeholder"]
     primal_i = tangent_i = 0
     arg_names = []
+    arg_primals = []   # the index in `names` of each argument (None: a tangent)
     for node in placeholders:
         val = node.meta["val"]
-        if val.dtype != torch.float32:
-            raise ExportError(f"input {node.name} has dtype {val.dtype}: only float32")
         if node.name.startswith("tangents"):
             name_ = f"tangent{tangent_i}"
             tangent_i += 1
         else:
             name_ = _sanitize(names[primal_i])
             primal_i += 1
+            if node not in live:
+                continue
+        if val.dtype != torch.float32:
+            raise ExportError(f"input {node.name} has dtype {val.dtype}: only float32")
         v = E.Value(f"%{name_}", val.shape)
         env[node] = v
         args.append(v)
         arg_names.append(name_)
+        arg_primals.append(None if name_.startswith("tangent") else primal_i - 1)
 
     # A forward view (t, transpose, view, expand, ...) that the backward
     # reads is re-emitted in the backward from its source: in PyTorch a view
@@ -190,13 +227,13 @@ def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
 
     seg_ids = {}
     save = (CheckpointPolicy.MUST_SAVE, CheckpointPolicy.PREFER_SAVE)
-    output = None
     for node in joint.graph.nodes:
         if node.op == "placeholder":
             continue
         if node.op == "output":
-            output = node
             continue
+        if node not in live:
+            continue  # feeds only a result the step does not return
         if node.op != "call_function":
             raise ExportError(f"unsupported graph node {node.op} {node.target} at "
                               f"{model_line(node)}")
@@ -233,17 +270,24 @@ def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
                 if isinstance(r, E.Value):
                     e.saved_names.add(r.name)
 
-    outs = list(output.args[0])
-    fwd_outs = [forward_view(n) for n in outs[:num_fwd_outputs]]
-    grads = []
-    for pname, g in zip(names, outs[num_fwd_outputs:]):
-        if g is None:
-            continue
-        if pname not in param_names:
-            continue  # the gradient of an input: not part of the step
-        grads.append((pname, backward_view(g)))
+    fwd_outs = [forward_view(n) for n in user_outs]
+    # (the gradient of a model input is not part of the step)
+    grads = [(pname, backward_view(g)) for pname, g in grad_outs]
     if not grads:
         raise ExportError("the step has no parameter gradients")
+
+    # An input the mapped ops do not read (the running statistics that only
+    # batch norm's unmapped updates read) is no argument.
+    used = set()
+    for text, _, _ in e.forward + e.backward:
+        used.update(re.findall(r"%[A-Za-z0-9_]+", text))
+    used.update(v.name for v in fwd_outs)
+    used.update(g.name for _, g in grads)
+    keep = [i for i, (v, p) in enumerate(zip(args, arg_primals))
+            if p is None or v.name in used]
+    args = [args[i] for i in keep]
+    arg_names = [arg_names[i] for i in keep]
+    kept_primals = [arg_primals[i] for i in keep if arg_primals[i] is not None]
 
     # A gradient that is a forward value or an argument still goes through
     # the backward region's yield.
@@ -268,4 +312,4 @@ def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
     lines.append(f"  return {', '.join(results)} : {', '.join(result_types)}")
     lines.append("}")
     out_names = [f"out{i}" for i in range(len(fwd_outs))] + [p for p, _ in grads]
-    return "\n".join(lines) + "\n", arg_names, out_names, len(seg_ids)
+    return "\n".join(lines) + "\n", arg_names, out_names, len(seg_ids), kept_primals

@@ -166,4 +166,43 @@ def densenet_block(dropout=0.1, checkpoint=True, batch=64, channels=32, growth=1
     return model, (x, target)
 
 
-ZOO = {"mlp": mlp, "gpt_block": gpt_block, "densenet_block": densenet_block}
+# -- ResNet basic block ---------------------------------------------------------
+
+class BasicBlock(_Checkpointed):
+    """ResNet basic block (He et al.), NCHW: out = relu(x + bn2(conv2(
+    relu(bn1(conv1(x)))))), 3x3 convolutions with stride 1 and padding 1,
+    batch norm in training mode (batch statistics; running statistics
+    updated). Each conv + batch norm (+ relu) is a checkpoint; the residual
+    add and the last relu are not. Dropout `p` between the two convolutions
+    as in Wide ResNets (Zagoruyko and Komodakis; p=0 is He et al.'s block)."""
+
+    def __init__(self, channels, p, use_checkpoint):
+        super().__init__(use_checkpoint)
+        self.p = p
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(channels)
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(channels)
+
+    def branch1(self, x):
+        return F.dropout(torch.relu(self.bn1(self.conv1(x))), self.p, self.training)
+
+    def branch2(self, h):
+        return self.bn2(self.conv2(h))
+
+    def forward(self, x, target):
+        h = self.ckpt(self.branch1, x)
+        out = torch.relu(x + self.ckpt(self.branch2, h))
+        return mse(out, target)
+
+
+def resnet_block(dropout=0.1, checkpoint=True, batch=4, channels=8, size=8):
+    torch.manual_seed(0)
+    model = BasicBlock(channels, dropout, checkpoint)
+    x = torch.randn(batch, channels, size, size)
+    target = torch.randn(batch, channels, size, size)
+    return model, (x, target)
+
+
+ZOO = {"mlp": mlp, "gpt_block": gpt_block, "densenet_block": densenet_block,
+       "resnet_block": resnet_block}

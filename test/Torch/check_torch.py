@@ -32,8 +32,9 @@ POLICIES = {
     "torch-checkpoint-reentrant": ["-remat-checkpoint=early-stop=false"],
     "sequential": ["-remat-mark=policy=sequential segments=3", "-remat-checkpoint"],
     "sqrt": ["-remat-mark=policy=sqrt", "-remat-checkpoint"],
-    "selective": ["-remat-mark=policy=selective save-ops=linalg.matmul",
-                  "-remat-checkpoint"],
+    # Saves the matmuls and convolutions (JAX's dots_saveable).
+    "selective": ["-remat-mark=policy=selective "
+                  "save-ops=linalg.matmul,linalg.conv_2d_nchw_fchw", "-remat-checkpoint"],
     # Halfway between the smallest reachable and the unmarked peak (below).
     "budget": None,
 }

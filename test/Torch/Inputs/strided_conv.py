@@ -1,0 +1,16 @@
+import torch
+import torch.nn as nn
+
+
+class Strided(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 2, 3, stride=2, padding=1)
+
+    def forward(self, x):
+        return self.conv(x).square().mean()
+
+
+def model():
+    torch.manual_seed(0)
+    return Strided(), (torch.randn(1, 2, 6, 6),)
