@@ -87,3 +87,8 @@ if _torch_python and subprocess.call(
     )
 else:
     lit_config.note("no PyTorch venv (scripts/torch-venv): test/Torch is skipped")
+
+# remat-gen: random training steps (test/Difftest).
+llvm_config.add_tool_substitutions(
+    ["remat-gen"], [config.remat_tools_dir, config.llvm_tools_dir]
+)
