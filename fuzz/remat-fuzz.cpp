@@ -27,6 +27,7 @@
 #include "mlir/Pass/PassRegistry.h"
 
 #include "llvm/ADT/Hashing.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include <cstddef>
@@ -61,7 +62,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   llvm::StringRef text(reinterpret_cast<const char *>(data), size);
   ParserConfig config(&ctx);
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, config);
+  // MLIR's lexer relies on a NUL after the buffer: parse a copy that has one
+  // (libFuzzer's data has none).
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text),
+                               llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, config);
   if (!module)
     return 0;
 

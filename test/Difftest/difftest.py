@@ -156,15 +156,24 @@ def main():
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         futures = {pool.submit(check, tools, s, z, p, args.workdir): (s, z, p)
                    for s, z, p in cases}
-        for fut in concurrent.futures.as_completed(futures):
-            done += 1
-            failure = fut.result()
-            if failure:
-                failures.append((futures[fut], failure))
-                if len(failures) >= args.max_failures:
-                    for f in futures:
-                        f.cancel()
-                    break
+        try:
+            for fut in concurrent.futures.as_completed(futures):
+                done += 1
+                if done % 1000 == 0:
+                    print(f"difftest: {done}/{len(cases)} cases, "
+                          f"{len(failures)} failures, "
+                          f"{time.time() - start:.0f} s", file=sys.stderr,
+                          flush=True)
+                failure = fut.result()
+                if failure:
+                    failures.append((futures[fut], failure))
+                    if len(failures) >= args.max_failures:
+                        break
+        except KeyboardInterrupt:
+            print("difftest: interrupted; the summary counts the cases done",
+                  file=sys.stderr)
+        for f in futures:
+            f.cancel()
     elapsed = time.time() - start
 
     counts = {}
