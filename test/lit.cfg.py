@@ -108,3 +108,8 @@ else:
     lit_config.note(
         "no CUDA device (nvidia-smi -L lists no GPU): tests that run CUDA kernels are skipped"
     )
+
+# remat-gen: random training steps (test/Difftest).
+llvm_config.add_tool_substitutions(
+    ["remat-gen"], [config.remat_tools_dir, config.llvm_tools_dir]
+)

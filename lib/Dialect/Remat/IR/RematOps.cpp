@@ -13,6 +13,10 @@
 using namespace mlir;
 using namespace remat;
 
+/// The largest tensor of a training step remat accepts, in bytes (1 TiB):
+/// far beyond any device, far below int64 overflow in sums of bytes.
+static constexpr uint64_t kMaxTensorBytes = uint64_t(1) << 40;
+
 #define GET_OP_CLASSES
 #include "remat/Dialect/Remat/IR/RematOps.cpp.inc"
 
@@ -95,7 +99,48 @@ LogicalResult BackwardOp::verify() {
                            << " has the dynamic shape " << result.getType()
                            << "; training steps need static shapes";
   }
-  return success();
+
+  // remat prices every tensor of a step in int64 bytes: absurd sizes (and
+  // element counts that overflow int64) are errors, not wrapped prices.
+  auto tooLarge = [](Type type) {
+    auto shaped = dyn_cast<ShapedType>(type);
+    if (!shaped || !shaped.hasStaticShape())
+      return false;
+    uint64_t elements = 1;
+    for (int64_t dim : shaped.getShape()) {
+      if (dim != 0 && elements > kMaxTensorBytes / uint64_t(dim))
+        return true;
+      elements *= uint64_t(dim);
+    }
+    Type element = shaped.getElementType();
+    uint64_t width =
+        element.isIntOrFloat() ? (element.getIntOrFloatBitWidth() + 7) / 8 : 8;
+    return elements * width > kMaxTensorBytes;
+  };
+  auto diagnoseSize = [&](Location loc, Type type, Twine what) {
+    InFlightDiagnostic diag = mlir::emitError(loc)
+                              << what << " has the type " << type
+                              << " of more than 2^40 bytes (1 TiB); remat "
+                                 "rejects tensors of absurd sizes";
+    diag.attachNote(getLoc()) << "in the training step of this "
+                                 "'remat.backward'";
+    return diag;
+  };
+  for (BlockArgument arg : parent->getRegion(0).getArguments())
+    if (tooLarge(arg.getType()))
+      return diagnoseSize(arg.getLoc(), arg.getType(),
+                          "argument #" + Twine(arg.getArgNumber()));
+  WalkResult walk = parent->walk([&](Operation *op) {
+    for (OpResult result : op->getResults())
+      if (tooLarge(result.getType())) {
+        (void)diagnoseSize(op->getLoc(), result.getType(),
+                           "'" + op->getName().getStringRef() +
+                               "' result #" + Twine(result.getResultNumber()));
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
 }
 
 LogicalResult BackwardOp::verifyRegions() {
