@@ -49,6 +49,28 @@ static MLIRContext &context() {
   return *ctx;
 }
 
+/// Whether `text` starts with `[` integers separated by commas `]`, each
+/// small enough for an i64.
+static bool isPlainIntegerList(StringRef text) {
+  if (!text.consume_front("["))
+    return false;
+  text = text.ltrim();
+  if (text.consume_front("]"))
+    return true;
+  while (true) {
+    text.consume_front("-");
+    size_t digits = text.find_first_not_of("0123456789");
+    if (digits == 0 || digits == StringRef::npos || digits > 18)
+      return false;
+    text = text.drop_front(digits).ltrim();
+    if (text.consume_front("]"))
+      return true;
+    if (!text.consume_front(","))
+      return false;
+    text = text.ltrim();
+  }
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size > 64 * 1024)
     return 0; // large inputs only slow the search down
@@ -62,17 +84,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   llvm::StringRef text(reinterpret_cast<const char *>(data), size);
   // MLIR 22's parsers of linalg.transpose and linalg.broadcast dereference a
-  // null attribute when `permutation =` / `dimensions =` is not followed by
-  // a list (test/Malformed/upstream-linalg-parser-crash.mlir): an upstream
+  // null attribute when the list after `permutation =` / `dimensions =` does
+  // not parse (test/Malformed/upstream-linalg-parser-crash.mlir): an upstream
   // crash the fuzzer would otherwise rediscover all day instead of reaching
-  // remat's passes. Skip such inputs.
+  // remat's passes. Skip inputs where such a list is not plainly well formed.
   for (StringRef key : {"permutation", "dimensions"}) {
     for (size_t at = text.find(key); at != StringRef::npos;
          at = text.find(key, at + 1)) {
       StringRef rest = text.drop_front(at + key.size()).ltrim();
       if (!rest.consume_front("="))
         continue;
-      if (!rest.ltrim().starts_with("["))
+      if (!isPlainIntegerList(rest.ltrim()))
         return 0;
     }
   }

@@ -94,7 +94,11 @@ else:
 ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
 if config.remat_enable_cuda and os.path.exists(ptxas):
     config.available_features.add("cuda-toolkit")
-    config.substitutions.append(("%cuda_runtime_lib", config.remat_cuda_runtime_lib))
+    # A sanitized runtime needs the sanitizer runtimes in what links it.
+    runtime_lib = config.remat_cuda_runtime_lib
+    if config.remat_sanitize:
+        runtime_lib += " -fsanitize=address,undefined"
+    config.substitutions.append(("%cuda_runtime_lib", runtime_lib))
 else:
     lit_config.note(
         "CUDA toolkit (ptxas) or REMAT_ENABLE_CUDA missing: CUDA compile tests are skipped"
