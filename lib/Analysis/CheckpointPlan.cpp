@@ -563,6 +563,131 @@ static void stripForwardAttrs(Operation *clone) {
   });
 }
 
+//===----------------------------------------------------------------------===//
+// Backward twins
+//===----------------------------------------------------------------------===//
+
+/// Depth to which twin detection follows operands through their defining
+/// ops: far enough for a destination built from constants and an empty
+/// tensor (a fill of an empty), which CSE merges before the ops that use it.
+static constexpr unsigned kTwinDepth = 2;
+
+/// Whether CSE can merge an op of the backward region with an op of the
+/// forward part once it has merged their operands: `forward` and `backward`
+/// are the same value, or results of the same number of two ops that are
+/// equivalent (same name, attributes, types, regions) with operands of this
+/// kind, up to kTwinDepth ops deep. Ops with memory effects never merge.
+static bool isCseEquivalent(Value forward, Value backward, unsigned depth) {
+  if (forward == backward)
+    return true;
+  auto forwardResult = dyn_cast<OpResult>(forward);
+  auto backwardResult = dyn_cast<OpResult>(backward);
+  if (depth >= kTwinDepth || !forwardResult || !backwardResult ||
+      forwardResult.getResultNumber() != backwardResult.getResultNumber())
+    return false;
+  Operation *forwardOp = forwardResult.getOwner();
+  Operation *backwardOp = backwardResult.getOwner();
+  if (forwardOp->getName() != backwardOp->getName() ||
+      !isMemoryEffectFree(forwardOp) || !isMemoryEffectFree(backwardOp))
+    return false;
+  DenseMap<Value, Value> mapped;
+  return OperationEquivalence::isEquivalentTo(
+      forwardOp, backwardOp,
+      [&](Value lhs, Value rhs) {
+        if (mapped.lookup(lhs) == rhs)
+          return success();
+        return success(isCseEquivalent(lhs, rhs, depth + 1));
+      },
+      [&](Value lhs, Value rhs) { mapped[lhs] = rhs; },
+      OperationEquivalence::IgnoreLocations);
+}
+
+/// A hash equal for values isCseEquivalent finds equivalent.
+static llvm::hash_code hashForCse(Value value, unsigned depth) {
+  auto result = dyn_cast<OpResult>(value);
+  if (depth >= kTwinDepth || !result || !isMemoryEffectFree(result.getOwner()))
+    return hash_value(value);
+  return llvm::hash_combine(
+      result.getResultNumber(),
+      OperationEquivalence::computeHash(
+          result.getOwner(),
+          [&](Value operand) { return hashForCse(operand, depth + 1); },
+          OperationEquivalence::ignoreHashValue,
+          OperationEquivalence::IgnoreLocations));
+}
+
+/// Keeps the backward region's own recomputations of forward ops apart from
+/// them. A backward op G equivalent to a forward op F whose results the
+/// backward region does not read (F is recomputed, or the backward computes
+/// its own copy, as AOTAutograd's decompositions do) would be merged into F
+/// by CSE, which makes F's results saved activations: memory the plan did not
+/// predict. G's operands from the forward part are read through a barrier
+/// instead, so CSE cannot merge G (nor, through G, the ops that use it).
+/// Constants and free destinations are left alone.
+static void separateBackwardTwins(BackwardOp backward) {
+  Block &body = *backward->getBlock();
+  auto isOutside = [&](Value value) {
+    return !backward->isAncestor(value.getParentRegion()->getParentOp());
+  };
+  auto isConstant = [](Value value) {
+    Operation *def = value.getDefiningOp();
+    return def && def->hasTrait<OpTrait::ConstantLike>();
+  };
+  auto readByBackward = [&](Operation *op) {
+    for (Value result : op->getResults())
+      for (Operation *user : result.getUsers())
+        if (backward->isAncestor(user))
+          return true;
+    return false;
+  };
+  auto hashOp = [](Operation *op) {
+    return OperationEquivalence::computeHash(
+        op, [](Value operand) { return hashForCse(operand, 0); },
+        OperationEquivalence::ignoreHashValue,
+        OperationEquivalence::IgnoreLocations);
+  };
+
+  DenseMap<llvm::hash_code, SmallVector<Operation *, 1>> forwardOps;
+  for (Operation &op : body) {
+    if (&op == backward.getOperation())
+      break;
+    if (op.getNumResults() == 0 || op.hasTrait<OpTrait::ConstantLike>() ||
+        !isMemoryEffectFree(&op) || readByBackward(&op))
+      continue;
+    forwardOps[hashOp(&op)].push_back(&op);
+  }
+  if (forwardOps.empty())
+    return;
+
+  OpBuilder builder(backward.getContext());
+  for (Operation &op : backward.getBody().front()) {
+    if (op.getNumResults() == 0 || isa<BarrierOp>(op) ||
+        op.hasAttr(RematDialect::kCloneOfAttrName) || !isMemoryEffectFree(&op))
+      continue;
+    SmallVector<unsigned> outside;
+    for (OpOperand &operand : op.getOpOperands())
+      if (isOutside(operand.get()) && !isConstant(operand.get()))
+        outside.push_back(operand.getOperandNumber());
+    if (outside.empty())
+      continue;
+    auto it = forwardOps.find(hashOp(&op));
+    if (it == forwardOps.end())
+      continue;
+    bool isTwin = llvm::any_of(it->second, [&](Operation *forwardOp) {
+      return forwardOp->getName() == op.getName() &&
+             isCseEquivalent(forwardOp->getResult(0), op.getResult(0), 0);
+    });
+    if (!isTwin)
+      continue;
+    builder.setInsertionPoint(&op);
+    SmallVector<Value> inputs = llvm::map_to_vector(
+        outside, [&](unsigned number) { return op.getOperand(number); });
+    auto barrier = BarrierOp::create(builder, op.getLoc(), inputs);
+    for (auto [number, result] : llvm::zip_equal(outside, barrier.getResults()))
+      op.setOperand(number, result);
+  }
+}
+
 /// Creates the planned barriers and clones and redirects the planned uses.
 void applyCheckpointPlan(const CheckpointPlan &plan) {
   ArrayRef<PlannedClone> clones = plan.getClones();
@@ -623,6 +748,7 @@ void applyCheckpointPlan(const CheckpointPlan &plan) {
 
   for (const PlannedUse &use : plan.getUses())
     use.operand->set(resolve(use.value));
+  separateBackwardTwins(cast<BackwardOp>(plan.getBackwardOp()));
 }
 
 } // namespace remat

@@ -321,6 +321,53 @@ func.func @survives_cse(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
 
 // -----
 
+// Checks that the backward region's own recomputation of a forward op (here
+// %t2 = tanh(%x), as AOTAutograd's decompositions recompute GELU's tanh)
+// stays apart from it: the backward does not read %t, so CSE merging %t2
+// into %t would make %t a saved activation the plan did not count. %t2 reads
+// %x through a barrier instead. %s2 duplicates %s, whose result the backward
+// reads anyway (saved): merging it costs no memory, so it is left alone.
+// CHECK-LABEL: func.func @backward_twin
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>)
+// CHECK: %[[T:.*]] = math.tanh %[[X]] : tensor<4xf32>
+// CHECK: %[[S:.*]] = math.sin %[[X]] : tensor<4xf32>
+// CHECK: remat.backward {
+// CHECK-NEXT: %[[XB:.*]] = remat.barrier %[[X]] : tensor<4xf32>
+// CHECK-NEXT: %[[AR:.*]] = math.exp %[[XB]] {remat.clone_of = 0 : i64}
+// CHECK-NEXT: arith.mulf %[[AR]], %[[S]]
+// CHECK-NEXT: %[[XT:.*]] = remat.barrier %[[X]] : tensor<4xf32>
+// CHECK-NEXT: math.tanh %[[XT]] : tensor<4xf32>
+// CHECK-NEXT: math.sin %[[X]] : tensor<4xf32>
+// CHECK: remat.yield
+// CANON-LABEL: func.func @backward_twin
+// CANON-SAME: (%[[X:.*]]: tensor<4xf32>)
+// CANON: %[[S:.*]] = math.sin %[[X]] : tensor<4xf32>
+// CANON: remat.backward {
+// CANON-NEXT: %[[XB:.*]] = remat.barrier %[[X]] : tensor<4xf32>
+// CANON-NEXT: %[[AR:.*]] = math.exp %[[XB]] {remat.clone_of = 0 : i64}
+// CANON-NEXT: arith.mulf %[[AR]], %[[S]]
+// CANON-NEXT: %[[XT:.*]] = remat.barrier %[[X]] : tensor<4xf32>
+// CANON-NEXT: math.tanh %[[XT]] : tensor<4xf32>
+// CANON-NOT: math.sin
+// CANON: remat.yield
+func.func @backward_twin(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %t = math.tanh %x : tensor<4xf32>
+  %s = math.sin %x : tensor<4xf32>
+  %a = math.exp %x {remat.segment = 0 : i64} : tensor<4xf32>
+  %b = arith.mulf %t, %a : tensor<4xf32>
+  %g = remat.backward {
+    %d = arith.mulf %a, %s : tensor<4xf32>
+    %t2 = math.tanh %x : tensor<4xf32>
+    %s2 = math.sin %x : tensor<4xf32>
+    %e = arith.mulf %d, %t2 : tensor<4xf32>
+    %f = arith.mulf %e, %s2 : tensor<4xf32>
+    remat.yield %f : tensor<4xf32>
+  } : tensor<4xf32>
+  return %b, %g : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
 // Checks selective checkpointing: an op with remat.policy = "save" keeps its
 // result saved (the backward reads %b directly) and acts as an input of the
 // segment (%c is recomputed from it).

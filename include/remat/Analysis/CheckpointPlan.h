@@ -192,7 +192,9 @@ private:
 /// Applies `plan`, computed on the function as it is now: creates the
 /// planned barriers and clones in the backward region, gives originals and
 /// clones their `remat.id` / `remat.clone_of` and redirects the planned uses.
-/// This is what `-remat-checkpoint` does; planners call it on a copy to
+/// Then the backward ops that CSE could merge into a forward op whose results
+/// the backward region does not read get their forward operands through a
+/// barrier (see -remat-checkpoint). This is what `-remat-checkpoint` does; planners call it on a copy to
 /// measure a marking exactly.
 void applyCheckpointPlan(const CheckpointPlan &plan);
 

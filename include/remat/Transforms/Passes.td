@@ -86,6 +86,14 @@ def RematCheckpointPass : Pass<"remat-checkpoint", "mlir::func::FuncOp"> {
     P and Q only the inner segment's inputs stay live. Barriers and existing
     clones in the backward region are left alone, so the pass is idempotent.
 
+    The backward region's own ops that compute what a forward op computes
+    (AOTAutograd's decompositions recompute GELU's tanh, for one) read their
+    forward operands through a barrier too when the backward does not read
+    that forward op's results: otherwise a later `-cse` would merge them into
+    the forward op and make its results saved activations, memory the plan
+    (and `-remat-mark`'s prediction) did not count. Twins of saved values
+    are left to CSE, which merges them at no memory cost.
+
     Recomputed ops carry `remat.id = N` (unique in the function) and their
     clones `remat.clone_of = N`, for `-remat-verify` and `-remat-report`;
     clones carry no `remat.segment`, `remat.policy` or `remat.name`. Constants
