@@ -602,20 +602,6 @@ static bool isCseEquivalent(Value forward, Value backward, unsigned depth) {
       OperationEquivalence::IgnoreLocations);
 }
 
-/// A hash equal for values isCseEquivalent finds equivalent.
-static llvm::hash_code hashForCse(Value value, unsigned depth) {
-  auto result = dyn_cast<OpResult>(value);
-  if (depth >= kTwinDepth || !result || !isMemoryEffectFree(result.getOwner()))
-    return hash_value(value);
-  return llvm::hash_combine(
-      result.getResultNumber(),
-      OperationEquivalence::computeHash(
-          result.getOwner(),
-          [&](Value operand) { return hashForCse(operand, depth + 1); },
-          OperationEquivalence::ignoreHashValue,
-          OperationEquivalence::IgnoreLocations));
-}
-
 /// Keeps the backward region's own recomputations of forward ops apart from
 /// them. A backward op G equivalent to a forward op F whose results the
 /// backward region does not read (F is recomputed, or the backward computes
@@ -625,7 +611,6 @@ static llvm::hash_code hashForCse(Value value, unsigned depth) {
 /// instead, so CSE cannot merge G (nor, through G, the ops that use it).
 /// Constants and free destinations are left alone.
 static void separateBackwardTwins(BackwardOp backward) {
-  Block &body = *backward->getBlock();
   auto isOutside = [&](Value value) {
     return !backward->isAncestor(value.getParentRegion()->getParentOp());
   };
@@ -640,24 +625,11 @@ static void separateBackwardTwins(BackwardOp backward) {
           return true;
     return false;
   };
-  auto hashOp = [](Operation *op) {
-    return OperationEquivalence::computeHash(
-        op, [](Value operand) { return hashForCse(operand, 0); },
-        OperationEquivalence::ignoreHashValue,
-        OperationEquivalence::IgnoreLocations);
-  };
-
-  DenseMap<llvm::hash_code, SmallVector<Operation *, 1>> forwardOps;
-  for (Operation &op : body) {
-    if (&op == backward.getOperation())
-      break;
-    if (op.getNumResults() == 0 || op.hasTrait<OpTrait::ConstantLike>() ||
-        !isMemoryEffectFree(&op) || readByBackward(&op))
-      continue;
-    forwardOps[hashOp(&op)].push_back(&op);
-  }
-  if (forwardOps.empty())
-    return;
+  // A twin reads an outside value directly, and so does its forward op (or
+  // an op equivalent to it, which CSE would have to merge first: not looked
+  // for). At most this many forward users of that value are compared, which
+  // keeps the pass linear on values with many users.
+  constexpr unsigned kMaxCandidates = 16;
 
   OpBuilder builder(backward.getContext());
   for (Operation &op : backward.getBody().front()) {
@@ -670,13 +642,20 @@ static void separateBackwardTwins(BackwardOp backward) {
         outside.push_back(operand.getOperandNumber());
     if (outside.empty())
       continue;
-    auto it = forwardOps.find(hashOp(&op));
-    if (it == forwardOps.end())
-      continue;
-    bool isTwin = llvm::any_of(it->second, [&](Operation *forwardOp) {
-      return forwardOp->getName() == op.getName() &&
-             isCseEquivalent(forwardOp->getResult(0), op.getResult(0), 0);
-    });
+    unsigned compared = 0;
+    bool isTwin = false;
+    for (Operation *user : op.getOperand(outside.front()).getUsers()) {
+      if (user->getName() != op.getName() || backward->isAncestor(user) ||
+          user->getBlock() != backward->getBlock())
+        continue;
+      if (++compared > kMaxCandidates)
+        break;
+      if (isCseEquivalent(user->getResult(0), op.getResult(0), 0) &&
+          !readByBackward(user)) {
+        isTwin = true;
+        break;
+      }
+    }
     if (!isTwin)
       continue;
     builder.setInsertionPoint(&op);
