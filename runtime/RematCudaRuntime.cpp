@@ -16,7 +16,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
-#include <unordered_map>
 
 using namespace remat::cuda;
 
@@ -56,8 +55,9 @@ struct State {
   CUevent start = nullptr, stop = nullptr;
   bool timing = false;
   cublasHandle_t cublas = nullptr;
-  std::unordered_map<const void *, size_t> live;
-  DeviceStats stats;
+  remat::runtime::AllocationCounter counter;
+  double kernelMs = 0;
+  int64_t launchCount = 0;
 };
 
 State &getState() {
@@ -211,8 +211,8 @@ void synchronizeStream(State &state) {
   float ms = 0;
   REMAT_CHECK(state.api.cuEventElapsedTime(&ms, state.start, state.stop));
   std::lock_guard<std::mutex> lock(state.mutex);
-  state.stats.kernelMs += ms;
-  ++state.stats.launchCount;
+  state.kernelMs += ms;
+  ++state.launchCount;
   state.timing = false;
 }
 
@@ -224,12 +224,7 @@ void *allocate(size_t size, bool counted) {
   void *address = reinterpret_cast<void *>(ptr);
   if (counted) {
     std::lock_guard<std::mutex> lock(state.mutex);
-    state.live.emplace(address, size);
-    DeviceStats &stats = state.stats;
-    stats.liveBytes += static_cast<int64_t>(size);
-    stats.peakBytes = std::max(stats.peakBytes, stats.liveBytes);
-    stats.allocatedBytes += static_cast<int64_t>(size);
-    ++stats.allocCount;
+    state.counter.allocated(address, size);
   }
   return address;
 }
@@ -240,11 +235,7 @@ void release(void *ptr) {
   State &state = getInitializedState();
   {
     std::lock_guard<std::mutex> lock(state.mutex);
-    auto it = state.live.find(ptr);
-    if (it != state.live.end()) {
-      state.stats.liveBytes -= static_cast<int64_t>(it->second);
-      state.live.erase(it);
-    }
+    state.counter.freed(ptr);
   }
   REMAT_CHECK(state.api.cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)));
 }
@@ -377,24 +368,21 @@ std::string remat::cuda::getChip() {
 DeviceStats remat::cuda::getStats() {
   State &state = getState();
   std::lock_guard<std::mutex> lock(state.mutex);
-  return state.stats;
+  return {state.counter.getStats(), state.kernelMs, state.launchCount};
 }
 
 void remat::cuda::resetStats() {
   State &state = getState();
   std::lock_guard<std::mutex> lock(state.mutex);
-  DeviceStats &stats = state.stats;
-  stats.peakBytes = stats.liveBytes;
-  stats.allocatedBytes = 0;
-  stats.allocCount = 0;
-  stats.kernelMs = 0;
-  stats.launchCount = 0;
+  state.counter.reset();
+  state.kernelMs = 0;
+  state.launchCount = 0;
 }
 
 bool remat::cuda::isLiveAllocation(const void *ptr) {
   State &state = getState();
   std::lock_guard<std::mutex> lock(state.mutex);
-  return state.live.count(ptr) != 0;
+  return state.counter.isLive(ptr);
 }
 
 void *remat::cuda::allocateInput(size_t size) { return allocate(size, false); }

@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <string>
 
+#include "AllocationCounter.h"
+
 extern "C" {
 
 /// Called by the host code of a lowered step (upstream's CUDA runtime
@@ -65,11 +67,7 @@ std::string getChip();
 
 /// Counters since the last reset: the device allocator, and the time the
 /// device spent in kernels and cuBLAS calls (CUDA events).
-struct DeviceStats {
-  int64_t liveBytes = 0;
-  int64_t peakBytes = 0;
-  int64_t allocatedBytes = 0;
-  int64_t allocCount = 0;
+struct DeviceStats : runtime::AllocStats {
   double kernelMs = 0;
   int64_t launchCount = 0;
 };

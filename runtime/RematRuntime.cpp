@@ -14,7 +14,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <mutex>
-#include <unordered_map>
 
 using namespace remat::runtime;
 
@@ -22,13 +21,9 @@ namespace {
 
 constexpr size_t kAlignment = 64;
 
-/// Live allocations and their sizes. A map rather than a size header lets
-/// the host tell generated buffers from its own (isLiveAllocation) and keeps
-/// every buffer's alignment untouched.
 struct Allocator {
   std::mutex mutex;
-  std::unordered_map<const void *, size_t> live;
-  AllocStats stats;
+  AllocationCounter counter;
 };
 
 Allocator &getAllocator() {
@@ -48,12 +43,7 @@ extern "C" void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
     return nullptr;
   Allocator &allocator = getAllocator();
   std::lock_guard<std::mutex> lock(allocator.mutex);
-  allocator.live.emplace(ptr, size);
-  AllocStats &stats = allocator.stats;
-  stats.liveBytes += static_cast<int64_t>(size);
-  stats.peakBytes = std::max(stats.peakBytes, stats.liveBytes);
-  stats.allocatedBytes += static_cast<int64_t>(size);
-  ++stats.allocCount;
+  allocator.counter.allocated(ptr, size);
   return ptr;
 }
 
@@ -67,11 +57,7 @@ extern "C" void _mlir_memref_to_llvm_free(void *ptr) {
   Allocator &allocator = getAllocator();
   {
     std::lock_guard<std::mutex> lock(allocator.mutex);
-    auto it = allocator.live.find(ptr);
-    if (it != allocator.live.end()) {
-      allocator.stats.liveBytes -= static_cast<int64_t>(it->second);
-      allocator.live.erase(it);
-    }
+    allocator.counter.freed(ptr);
   }
   free(ptr);
 }
@@ -127,22 +113,19 @@ _mlir_ciface_remat_batch_matmul_f32(StridedMemRefType<float, 3> *a,
 AllocStats remat::runtime::getAllocStats() {
   Allocator &allocator = getAllocator();
   std::lock_guard<std::mutex> lock(allocator.mutex);
-  return allocator.stats;
+  return allocator.counter.getStats();
 }
 
 void remat::runtime::resetAllocStats() {
   Allocator &allocator = getAllocator();
   std::lock_guard<std::mutex> lock(allocator.mutex);
-  AllocStats &stats = allocator.stats;
-  stats.peakBytes = stats.liveBytes;
-  stats.allocatedBytes = 0;
-  stats.allocCount = 0;
+  allocator.counter.reset();
 }
 
 bool remat::runtime::isLiveAllocation(const void *ptr) {
   Allocator &allocator = getAllocator();
   std::lock_guard<std::mutex> lock(allocator.mutex);
-  return allocator.live.count(ptr) != 0;
+  return allocator.counter.isLive(ptr);
 }
 
 void remat::runtime::setBlasThreads(int threads) {

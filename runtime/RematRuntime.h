@@ -12,6 +12,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "AllocationCounter.h"
+
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 
 extern "C" {
@@ -36,15 +38,7 @@ void _mlir_ciface_remat_batch_matmul_f32(StridedMemRefType<float, 3> *a,
 
 namespace remat::runtime {
 
-/// Counters of the allocator since the last reset.
-struct AllocStats {
-  int64_t liveBytes = 0;      ///< bytes allocated and not yet freed
-  int64_t peakBytes = 0;      ///< maximum of liveBytes
-  int64_t allocatedBytes = 0; ///< sum of all allocation sizes
-  int64_t allocCount = 0;     ///< number of allocations
-};
-
-/// Returns the counters.
+/// Returns the counters of the allocator.
 AllocStats getAllocStats();
 /// Resets peak, allocated bytes and count; live bytes (still-held buffers)
 /// carry over, so the next peak starts from them.

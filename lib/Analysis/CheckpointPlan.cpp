@@ -645,8 +645,10 @@ static void separateBackwardTwins(BackwardOp backward) {
     unsigned compared = 0;
     bool isTwin = false;
     for (Operation *user : op.getOperand(outside.front()).getUsers()) {
-      if (user->getName() != op.getName() || backward->isAncestor(user) ||
-          user->getBlock() != backward->getBlock())
+      // A forward op: before the backward region in its block.
+      if (user->getName() != op.getName() ||
+          user->getBlock() != backward->getBlock() ||
+          !user->isBeforeInBlock(backward))
         continue;
       if (++compared > kMaxCandidates)
         break;

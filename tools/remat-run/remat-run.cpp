@@ -450,10 +450,7 @@ void collectStats(RunResult &result) {
   if (target == Target::CUDA) {
     cuda::synchronize();
     cuda::DeviceStats stats = cuda::getStats();
-    result.stats.liveBytes = stats.liveBytes;
-    result.stats.peakBytes = stats.peakBytes;
-    result.stats.allocatedBytes = stats.allocatedBytes;
-    result.stats.allocCount = stats.allocCount;
+    result.stats = stats;
     result.kernelMs = stats.kernelMs;
     return;
   }

@@ -79,6 +79,15 @@ struct RematLowerCUDAOptions
 /// its buffer's last use.
 void buildRematBufferizePipeline(mlir::OpPassManager &pm, bool fuseElementwise);
 
+/// Adds the loop lowering both targets share: affine and SCF to the CF
+/// dialect, strided metadata expanded.
+void addRematLoopsToCFPasses(mlir::OpPassManager &pm);
+
+/// Adds the host-code conversion both targets share: memref (heap through
+/// the generic, counted `_mlir_memref_to_llvm_*` functions), arith, index,
+/// func and CF to the LLVM dialect.
+void addRematHostToLLVMPasses(mlir::OpPassManager &pm);
+
 /// Builds the CUDA lowering of a (rematerialized) training step: the shared
 /// bufferization, cuBLAS calls for matmuls, every other loop nest a GPU
 /// kernel (parallel loops -> gpu.launch -> NVVM), kernels serialized to a

@@ -88,6 +88,24 @@ void remat::buildRematBufferizePipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createRematHoistDeallocsPass());
 }
 
+void remat::addRematLoopsToCFPasses(OpPassManager &pm) {
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+}
+
+void remat::addRematHostToLLVMPasses(OpPassManager &pm) {
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useGenericFunctions = true;
+  memrefToLLVM.useAlignedAlloc = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+}
+
 void remat::buildRematLowerCPUPipeline(OpPassManager &pm,
                                        const RematLowerCPUOptions &options) {
   buildRematBufferizePipeline(pm, options.fuseElementwise);
@@ -98,22 +116,12 @@ void remat::buildRematLowerCPUPipeline(OpPassManager &pm,
   // allocator (_mlir_memref_to_llvm_aligned_alloc / _free), which sees each
   // buffer's exact size rather than size plus alignment padding.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
+  addRematLoopsToCFPasses(pm);
   // Math ops LLVM has intrinsics or expansions for (rsqrt, exp, ...) first;
   // only the rest (tanh, erf) become libm calls.
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
-  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
-  memrefToLLVM.useGenericFunctions = true;
-  memrefToLLVM.useAlignedAlloc = true;
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertIndexToLLVMPass());
-  pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
+  addRematHostToLLVMPasses(pm);
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
 }

@@ -21,7 +21,6 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
@@ -85,10 +84,7 @@ void remat::buildRematLowerCUDAPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createRematMapToGPUPass(map));
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addPass(createGpuKernelOutliningPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
+  addRematLoopsToCFPasses(pm);
 
   // Device code to NVVM. Math ops become libdevice calls (__nv_expf, ...)
   // without fast-math or flush-to-zero, and no mul/add is contracted, so a
@@ -102,14 +98,7 @@ void remat::buildRematLowerCUDAPipeline(OpPassManager &pm,
 
   // Host code to LLVM; heap buffers come from the CUDA runtime's counting
   // device allocator, launches and modules go through its mgpu* functions.
-  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
-  memrefToLLVM.useGenericFunctions = true;
-  memrefToLLVM.useAlignedAlloc = true;
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertIndexToLLVMPass());
-  pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
+  addRematHostToLLVMPasses(pm);
   pm.addPass(createRematCUDAHostAllocsPass());
   pm.addPass(createGpuToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());

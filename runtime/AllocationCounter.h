@@ -1,0 +1,63 @@
+//===- AllocationCounter.h - Bookkeeping of a counting allocator -*- C++ -*-===//
+//
+// The live allocations and counters that remat's CPU and CUDA allocators
+// keep, so that a host reads the same figures from either target.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_RUNTIME_ALLOCATIONCOUNTER_H
+#define REMAT_RUNTIME_ALLOCATIONCOUNTER_H
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <unordered_map>
+
+namespace remat::runtime {
+
+/// Counters of an allocator since the last reset.
+struct AllocStats {
+  int64_t liveBytes = 0;      ///< bytes allocated and not yet freed
+  int64_t peakBytes = 0;      ///< maximum of liveBytes
+  int64_t allocatedBytes = 0; ///< sum of all allocation sizes
+  int64_t allocCount = 0;     ///< number of allocations
+};
+
+/// Live allocations with their requested sizes, and the counters. A map
+/// rather than a size header lets the host tell generated buffers from its
+/// own (isLive) and keeps every buffer's alignment untouched. Not
+/// synchronized: the allocator holds its own lock around every call.
+class AllocationCounter {
+public:
+  void allocated(const void *ptr, size_t size) {
+    live.emplace(ptr, size);
+    stats.liveBytes += static_cast<int64_t>(size);
+    stats.peakBytes = std::max(stats.peakBytes, stats.liveBytes);
+    stats.allocatedBytes += static_cast<int64_t>(size);
+    ++stats.allocCount;
+  }
+
+  /// Forgets `ptr`; a pointer the counter never saw is ignored.
+  void freed(const void *ptr) {
+    auto it = live.find(ptr);
+    if (it == live.end())
+      return;
+    stats.liveBytes -= static_cast<int64_t>(it->second);
+    live.erase(it);
+  }
+
+  bool isLive(const void *ptr) const { return live.count(ptr) != 0; }
+  const AllocStats &getStats() const { return stats; }
+
+  /// Resets peak, allocated bytes and count; live bytes (still-held
+  /// buffers) carry over, so the next peak starts from them.
+  void reset() { stats = {stats.liveBytes, stats.liveBytes, 0, 0}; }
+
+private:
+  std::unordered_map<const void *, size_t> live;
+  AllocStats stats;
+};
+
+} // namespace remat::runtime
+
+#endif // REMAT_RUNTIME_ALLOCATIONCOUNTER_H
