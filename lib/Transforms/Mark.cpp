@@ -47,17 +47,21 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     if (policy != "selective" && (saveOps.hasValue() || saveNames.hasValue()))
       return "save-ops= and save-names= are options of policy=selective only";
     bool hasBytes = budgetBytes.hasValue(), hasFraction = budgetFraction.hasValue();
-    if (policy != "budget" && (hasBytes || hasFraction))
-      return "budget-bytes= and budget-fraction= are options of policy=budget "
-             "only";
+    bool hasBetween = budgetBetween.hasValue();
+    int budgetOptions = hasBytes + hasFraction + hasBetween;
+    if (policy != "budget" && budgetOptions > 0)
+      return "budget-bytes=, budget-fraction= and budget-between= are options "
+             "of policy=budget only";
     if (policy == "budget") {
-      if (hasBytes == hasFraction)
-        return "policy=budget needs exactly one of budget-bytes= and "
-               "budget-fraction=";
+      if (budgetOptions != 1)
+        return "policy=budget needs exactly one of budget-bytes=, "
+               "budget-fraction= and budget-between=";
       if (hasBytes && budgetBytes <= 0)
         return "budget-bytes must be positive";
       if (hasFraction && !(budgetFraction > 0 && budgetFraction <= 1))
         return "budget-fraction must be in (0, 1]";
+      if (hasBetween && !(budgetBetween >= 0 && budgetBetween <= 1))
+        return "budget-between must be in [0, 1]";
     }
     return {};
   }
@@ -97,11 +101,14 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
       marking = planSelective(*problem, ops, names, saveInSegment);
     } else {
       BudgetPlanner planner(*problem);
+      int64_t unmarked = planner.getUnmarkedPeak();
+      int64_t lowest = planner.getMinPeak();
       int64_t budget =
-          budgetBytes.hasValue()
-              ? static_cast<int64_t>(budgetBytes)
-              : static_cast<int64_t>(budgetFraction *
-                                     planner.getUnmarkedPeak());
+          budgetBytes.hasValue() ? static_cast<int64_t>(budgetBytes)
+          : budgetFraction.hasValue()
+              ? static_cast<int64_t>(budgetFraction * unmarked)
+              : lowest + static_cast<int64_t>(budgetBetween *
+                                              (unmarked - lowest));
       const BudgetAnswer &answer = planner.answer(budget);
       numEvaluated += planner.getNumEvaluations();
       if (!answer.plan) {

@@ -6,6 +6,11 @@
 // RUN: not remat-opt %s -remat-mark="policy=budget budget-bytes=100 budget-fraction=0.5" 2>&1 | FileCheck %s --check-prefix=ONEBUDGET
 // RUN: not remat-opt %s -remat-mark="policy=budget budget-fraction=0" 2>&1 | FileCheck %s --check-prefix=FRACTION
 // RUN: not remat-opt %s -remat-mark="policy=budget budget-fraction=1.5" 2>&1 | FileCheck %s --check-prefix=FRACTION
+// RUN: not remat-opt %s -remat-mark="policy=budget budget-fraction=0.5 budget-between=0.5" 2>&1 | FileCheck %s --check-prefix=ONEBUDGET
+// RUN: not remat-opt %s -remat-mark="policy=budget budget-between=1.5" 2>&1 | FileCheck %s --check-prefix=BETWEEN
+// RUN: not remat-opt %s -remat-mark="policy=budget budget-between=-0.1" 2>&1 | FileCheck %s --check-prefix=BETWEEN
+// RUN: not remat-opt %s -remat-mark="policy=budget budget-between=nan" 2>&1 | FileCheck %s --check-prefix=BETWEEN
+// RUN: not remat-opt %s -remat-mark="policy=selective budget-between=0.5" 2>&1 | FileCheck %s --check-prefix=BUDGETOTHER
 // RUN: not remat-opt %s -remat-mark="policy=budget budget-bytes=-3" 2>&1 | FileCheck %s --check-prefix=BYTES
 // RUN: not remat-opt %s -remat-mark="policy=sqrt budget-bytes=100" 2>&1 | FileCheck %s --check-prefix=BUDGETOTHER
 // RUN: not remat-opt %s -remat-mark="policy=budget save-ops=linalg.matmul budget-fraction=0.5" 2>&1 | FileCheck %s --check-prefix=SAVEOTHER
@@ -14,13 +19,14 @@
 
 // Checks that option values that make no plan are errors located at the
 // function, and that a budget below every reachable peak names the smallest.
-// POLICY: remat-mark-invalid.mlir:[[@LINE+10]]:1: error: -remat-mark: unknown policy 'fastest' (expected annotations, sequential, sqrt, selective or budget)
+// POLICY: remat-mark-invalid.mlir:[[@LINE+11]]:1: error: -remat-mark: unknown policy 'fastest' (expected annotations, sequential, sqrt, selective or budget)
 // NOSEG: error: -remat-mark: policy=sequential needs segments=N with N >= 1
 // SEGOTHER: error: -remat-mark: segments= is an option of policy=sequential only
-// ONEBUDGET: error: -remat-mark: policy=budget needs exactly one of budget-bytes= and budget-fraction=
+// ONEBUDGET: error: -remat-mark: policy=budget needs exactly one of budget-bytes=, budget-fraction= and budget-between=
 // FRACTION: error: -remat-mark: budget-fraction must be in (0, 1]
+// BETWEEN: error: -remat-mark: budget-between must be in [0, 1]
 // BYTES: error: -remat-mark: budget-bytes must be positive
-// BUDGETOTHER: error: -remat-mark: budget-bytes= and budget-fraction= are options of policy=budget only
+// BUDGETOTHER: error: -remat-mark: budget-bytes=, budget-fraction= and budget-between= are options of policy=budget only
 // SAVEOTHER: error: -remat-mark: save-ops= and save-names= are options of policy=selective only
 // INFEASIBLE: error: -remat-mark: budget of 10 bytes is infeasible: the smallest peak reachable is 64 bytes (unmarked: 64 bytes)
 // DYNAMIC: dynamic-step.mlir:4:8: error: 'math.tanh' op result #0 of type 'tensor<?xf32>' has no static size; planning needs static shapes

@@ -6,6 +6,9 @@
 // RUN: remat-opt %s -remat-mark="policy=budget budget-bytes=128" 2>&1 | FileCheck %s --check-prefix=B128
 // RUN: remat-opt %s -remat-mark="policy=budget budget-bytes=64" 2>&1 | FileCheck %s --check-prefix=B64
 // RUN: remat-opt %s -remat-mark="policy=budget budget-fraction=1" 2>&1 | FileCheck %s --check-prefix=B192
+// RUN: remat-opt %s -remat-mark="policy=budget budget-between=0" 2>&1 | FileCheck %s --check-prefix=B64
+// RUN: remat-opt %s -remat-mark="policy=budget budget-between=0.5" 2>&1 | FileCheck %s --check-prefix=B128
+// RUN: remat-opt %s -remat-mark="policy=budget budget-between=1" 2>&1 | FileCheck %s --check-prefix=B192
 // RUN: remat-opt %s -split-input-file -remat-mark="policy=sequential segments=2" -remat-checkpoint -remat-verify -remat-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: remat-opt %s -remat-mark="policy=budget budget-bytes=128" -remat-checkpoint -remat-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLAN
 // RUN: remat-opt %s -split-input-file -remat-mark="policy=sequential segments=2 predict=false" -remat-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOPREDICT
@@ -57,6 +60,8 @@
 // unmarked peak is 192 bytes, the smallest reachable 64): recomputing %a
 // alone (16 FLOPs) reaches 128 bytes, %a and %c (32 FLOPs) 64 bytes, and a
 // budget of the whole unmarked peak recomputes nothing.
+// budget-between places the budget between the smallest peak (64 bytes,
+// between=0) and the unmarked one (192 bytes, between=1): 0.5 is 128.
 // B128: remark: -remat-mark: policy=budget, segments: 1, predicted peak 128 bytes, recompute FLOPs 16, budget 128 bytes, lower bound 16 FLOPs (exact
 // Checks that the plan is written on the function.
 // B128: func.func @chain({{.*}} attributes {remat.plan = {budget = 128 : i64, lower_bound = 16 : i64, policy = "budget", predicted_peak = 128 : i64, recompute_flops = 16 : i64, segments = 1 : i64}}

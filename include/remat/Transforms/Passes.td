@@ -244,10 +244,13 @@ def RematMarkPass : Pass<"remat-mark", "mlir::func::FuncOp"> {
       in segment 0 except ops named in OPS (`linalg.matmul`: JAX's
       dots_saveable) and ops whose `remat.name` is in NAMES, which get
       `remat.policy = "save"`.
-    - `policy=budget budget-bytes=B` or `budget-fraction=F`: the marking with
-      the fewest recompute FLOPs whose static peak (the one -remat-report
-      prints, measured by applying -remat-checkpoint to a copy) is at most B
-      bytes, or F times the unmarked peak. Exact (every subset of decision
+    - `policy=budget budget-bytes=B`, `budget-fraction=F` or
+      `budget-between=T`: the marking with the fewest recompute FLOPs whose
+      static peak (the one -remat-report prints, measured by applying
+      -remat-checkpoint to a copy) is at most B bytes, F times the unmarked
+      peak, or T of the way from the smallest peak the planner reaches
+      (T = 0) to the unmarked peak (T = 1), the scale of PyTorch's
+      `activation_memory_budget`, which is never infeasible. Exact (every subset of decision
       ops as one segment) up to 14 decision ops; beyond, the cheapest of at
       most 1500 evaluated markings: the other policies' plans, prefixes by
       bytes per FLOP and greedy refinements, so never above another policy.
@@ -260,9 +263,9 @@ def RematMarkPass : Pass<"remat-mark", "mlir::func::FuncOp"> {
     The pass emits a remark on each function with the chosen plan: segments,
     predicted peak and recompute FLOPs, and for budget the proven lower
     bound on the FLOPs and how it was found; it writes the same plan as the
-    function attribute `remat.plan`, which -remat-report prints. Bad options (unknown policy, `segments=0`, both or
-    neither budget option, a fraction outside (0, 1], an option of another
-    policy) are errors.
+    function attribute `remat.plan`, which -remat-report prints. Bad options (unknown policy, `segments=0`, not exactly
+    one budget option, a fraction outside (0, 1], a position outside [0, 1],
+    an option of another policy) are errors.
 
     The plan goes on the function as `remat.plan`, with the static peak and
     recompute FLOPs it predicts, measured by applying it to a copy of the
@@ -298,6 +301,9 @@ def RematMarkPass : Pass<"remat-mark", "mlir::func::FuncOp"> {
            "Peak budget of policy=budget, in bytes">,
     Option<"budgetFraction", "budget-fraction", "double", /*default=*/"0",
            "Peak budget of policy=budget, as a fraction of the unmarked peak">,
+    Option<"budgetBetween", "budget-between", "double", /*default=*/"0",
+           "Peak budget of policy=budget, this far from the smallest peak "
+           "reached (0) to the unmarked peak (1)">,
     Option<"predict", "predict", "bool", /*default=*/"true",
            "Measure the plan's static peak and recompute FLOPs (always done "
            "for policy=budget)">
