@@ -138,7 +138,109 @@ void MarkingProblem::buildRelaxation() const {
   relaxation->push_back(std::move(atBackward));
 }
 
-void MarkingProblem::writeMarks(Block &body, ArrayRef<int64_t> marking,
+std::vector<ChainStage>
+MarkingProblem::getChain(unsigned maxStages,
+                         SmallVectorImpl<size_t> &firstOp) const {
+  Region &functionBody = function->getRegion(0);
+  BackwardOp backward = getBackwardOp(functionBody);
+  size_t n = ops.size();
+  size_t count = std::min<size_t>(n, std::max(1u, maxStages));
+  firstOp.clear();
+  std::vector<ChainStage> chain;
+
+  // The backward region's own live bytes at each of its ops, without marks:
+  // the profile's live bytes less the saved forward values still live. A
+  // forward value's first and last reader in the backward.
+  FunctionOpInterface target = function;
+  FailureOr<MemoryProfile> profile = computeMemoryProfile(target);
+  Block &backwardBody = backward.getBody().front();
+  DenseMap<Operation *, int64_t> readerPosition;
+  int64_t base = 0;
+  for (Operation &op : backwardBody)
+    readerPosition[&op] = base++;
+  SmallVector<int64_t> forwardLive(base + 1, 0);
+  auto readers = [&](Value value) {
+    int64_t first = base, last = -1;
+    for (Operation *user : value.getUsers())
+      if (Operation *top = backwardBody.findAncestorOpInBlock(*user)) {
+        first = std::min(first, readerPosition[top]);
+        last = std::max(last, readerPosition[top]);
+      }
+    return std::make_pair(first, last);
+  };
+  for (Operation &op : functionBody.front()) {
+    if (&op == backward.getOperation())
+      break;
+    for (OpResult result : op.getResults()) {
+      auto [first, last] = readers(result);
+      if (last >= 0 && hasOwnStorage(result)) {
+        // Live from the backward's start to the last reader.
+        forwardLive[0] += getValueBytes(result).value_or(0);
+        forwardLive[last + 1] -= getValueBytes(result).value_or(0);
+      }
+    }
+  }
+  SmallVector<int64_t> backwardLive(base, 0);
+  if (succeeded(profile)) {
+    int64_t offset = profile->schedule.size() - base, live = 0;
+    for (int64_t p = 0; p < base; ++p) {
+      live += forwardLive[p];
+      backwardLive[p] =
+          std::max<int64_t>(0, profile->liveBytes[offset + p] - live);
+    }
+  }
+  SmallVector<int64_t> firstReader;
+  for (size_t k = 0; k < count; ++k) {
+    size_t begin = k * n / count, end = (k + 1) * n / count;
+    firstOp.push_back(begin);
+    ChainStage stage;
+    int64_t reader = base;
+    for (size_t i = begin; i < end; ++i) {
+      int64_t own = 0, read = 0;
+      for (OpResult result : ops[i]->getResults()) {
+        reader = std::min(reader, readers(result).first);
+        bool isRead = llvm::any_of(result.getUsers(), [&](Operation *user) {
+          return backward->isAncestor(user);
+        });
+        // A value the backward reads has storage in every marking.
+        int64_t bytes = isRead || hasOwnStorage(result)
+                            ? getValueBytes(result).value_or(0)
+                            : 0;
+        own += bytes;
+        read += isRead ? bytes : 0;
+      }
+      stage.flops += flops[i];
+      stage.transientBytes += own;
+      if (i + 1 == end) {
+        stage.outBytes = own;
+        stage.outRead = read > 0;
+      } else {
+        stage.keptBytes += read;
+      }
+    }
+    chain.push_back(stage);
+    firstReader.push_back(reader);
+  }
+  // A stage's backward bytes: the most over the span from its first reader
+  // to the next stage's first reader (the backward's start for the first).
+  SmallVector<int64_t> starts;
+  for (int64_t reader : firstReader)
+    if (reader < base)
+      starts.push_back(reader);
+  llvm::sort(starts);
+  for (auto [stage, reader] : llvm::zip(chain, firstReader)) {
+    if (reader >= base)
+      continue;
+    auto next = llvm::upper_bound(starts, reader);
+    int64_t from = reader == starts.front() ? 0 : reader;
+    int64_t to = next == starts.end() ? base : *next;
+    for (int64_t p = from; p < to; ++p)
+      stage.backwardBytes = std::max(stage.backwardBytes, backwardLive[p]);
+  }
+  return chain;
+}
+
+void MarkingProblem::writeMarks(Block &body, ArrayRef<SegmentPath> marking,
                                 ArrayRef<bool> saveInSegment) const {
   SmallVector<Operation *, 0> forward;
   Operation *backward = getBackwardOp(*body.getParent()).getOperation();
@@ -155,8 +257,8 @@ void MarkingProblem::writeMarks(Block &body, ArrayRef<int64_t> marking,
     if (!saveInSegment.empty() && saveInSegment[index]) {
       setSegmentPath(op, {0});
       op->setAttr(RematDialect::kPolicyAttrName, builder.getStringAttr("save"));
-    } else if (marking[index] != kSaved) {
-      setSegmentPath(op, {marking[index]});
+    } else if (!marking[index].empty()) {
+      setSegmentPath(op, marking[index]);
     }
   }
   // A free op joins the lowest segment among its users, so that recomputing
@@ -178,7 +280,7 @@ void MarkingProblem::writeMarks(Block &body, ArrayRef<int64_t> marking,
   }
 }
 
-PlanCost MarkingProblem::evaluate(ArrayRef<int64_t> marking) const {
+PlanCost MarkingProblem::evaluate(ArrayRef<SegmentPath> marking) const {
   Operation *copy = function->clone();
   auto copyFunction = cast<FunctionOpInterface>(copy);
   writeMarks(copyFunction.getFunctionBody().front(), marking, {});
@@ -195,7 +297,7 @@ PlanCost MarkingProblem::evaluate(ArrayRef<int64_t> marking) const {
   return cost;
 }
 
-void MarkingProblem::apply(ArrayRef<int64_t> marking,
+void MarkingProblem::apply(ArrayRef<SegmentPath> marking,
                            ArrayRef<bool> saveInSegment) const {
   FunctionOpInterface target = function;
   writeMarks(target.getFunctionBody().front(), marking, saveInSegment);
@@ -207,7 +309,7 @@ void MarkingProblem::apply(ArrayRef<int64_t> marking,
 
 Marking planSequential(const MarkingProblem &problem, unsigned segments) {
   size_t n = problem.size();
-  Marking marking(n, kSaved);
+  Marking marking(n);
   if (segments == 0 || n == 0)
     return marking;
   double total = 0;
@@ -221,7 +323,8 @@ Marking planSequential(const MarkingProblem &problem, unsigned segments) {
     prefix += problem.getFlops(i);
     int64_t segment = std::min<int64_t>(segments - 1,
                                         static_cast<int64_t>(mid * segments));
-    marking[i] = segment == segments - 1 ? kSaved : segment;
+    if (segment != segments - 1)
+      marking[i] = {segment};
   }
   return marking;
 }
@@ -259,13 +362,13 @@ Marking planSelective(const MarkingProblem &problem,
                       const llvm::StringSet<> &saveOps,
                       const llvm::StringSet<> &saveNames,
                       SmallVectorImpl<bool> &saved) {
-  Marking marking(problem.size(), 0);
+  Marking marking(problem.size(), SegmentPath{0});
   saved.assign(problem.size(), false);
   for (auto [index, op] : llvm::enumerate(problem.getOps())) {
     auto name = op->getAttrOfType<StringAttr>(RematDialect::kNameAttrName);
     if (saveOps.contains(op->getName().getStringRef()) ||
         (name && saveNames.contains(name.getValue()))) {
-      marking[index] = kSaved;
+      marking[index].clear();
       saved[index] = true;
     }
   }
@@ -292,28 +395,49 @@ BudgetPlanner::BudgetPlanner(const MarkingProblem &problem,
     add(std::move(marking));
     return true;
   };
-  tryAdd(Marking(n, kSaved));
+  tryAdd(Marking(n));
+  // The chain dynamic program's Pareto front: nested segments. After the
+  // enumeration, whose plans win ties.
+  size_t chainAdded = 0;
+  auto addChainPlans = [&] {
+    if (options.chainPlans == 0 || n == 0)
+      return;
+    SmallVector<size_t> firstOp;
+    std::vector<ChainStage> chain =
+        problem.getChain(options.chainStages, firstOp);
+    firstOp.push_back(n);
+    for (const ChainPlan &plan :
+         ChainPlanner(chain, options.chainUnits).getFront(options.chainPlans)) {
+      Marking marking(n);
+      for (size_t k = 0; k < chain.size(); ++k)
+        for (size_t i = firstOp[k]; i < firstOp[k + 1]; ++i)
+          marking[i] = plan.paths[k];
+      chainAdded += tryAdd(std::move(marking));
+    }
+  };
 
   if (n <= options.exactLimit) {
     exhaustive = true;
     for (uint64_t mask = 1; mask < (uint64_t(1) << n); ++mask) {
-      Marking marking(n, kSaved);
+      Marking marking(n);
       for (size_t i = 0; i < n; ++i)
         if (mask >> i & 1)
-          marking[i] = 0;
+          marking[i] = {0};
       tryAdd(std::move(marking));
     }
+    addChainPlans();
   } else if (options.heuristicPool) {
+    addChainPlans();
     SmallVector<bool> heavy = findHeavyOps(problem);
     auto withHeavySaved = [&](Marking marking) {
       for (size_t i = 0; i < n; ++i)
         if (heavy[i])
-          marking[i] = kSaved;
+          marking[i].clear();
       return marking;
     };
     // The other policies' plans, so that budget is never above them.
-    tryAdd(Marking(n, 0));
-    tryAdd(withHeavySaved(Marking(n, 0)));
+    tryAdd(Marking(n, SegmentPath{0}));
+    tryAdd(withHeavySaved(Marking(n, SegmentPath{0})));
     tryAdd(planSqrt(problem));
     for (unsigned segments = 2; segments <= std::min<size_t>(64, n);
          ++segments) {
@@ -330,15 +454,17 @@ BudgetPlanner::BudgetPlanner(const MarkingProblem &problem,
     });
     unsigned steps = std::min<size_t>(32, n);
     for (unsigned step = 1; step <= steps; ++step) {
-      Marking marking(n, kSaved);
+      Marking marking(n);
       for (size_t k = 0; k < n * step / steps; ++k)
-        marking[order[k]] = 0;
+        marking[order[k]] = {0};
       tryAdd(std::move(marking));
     }
     // Greedy refinement of the Pareto front: unmark the costliest ops one at
     // a time while the peak does not grow.
     std::set<Marking> refined;
-    while (candidates.size() < options.maxEvaluations) {
+    // The chain planner's plans come on top of the pool's evaluations.
+    size_t limit = options.maxEvaluations + chainAdded;
+    while (candidates.size() < limit) {
       SmallVector<size_t, 0> byPeak(candidates.size());
       std::iota(byPeak.begin(), byPeak.end(), 0);
       llvm::sort(byPeak, [&](size_t a, size_t b) {
@@ -364,7 +490,7 @@ BudgetPlanner::BudgetPlanner(const MarkingProblem &problem,
       refined.insert(current);
       SmallVector<size_t, 0> marked;
       for (size_t i = 0; i < n; ++i)
-        if (current[i] != kSaved && problem.getFlops(i) > 0)
+        if (!current[i].empty() && problem.getFlops(i) > 0)
           marked.push_back(i);
       llvm::sort(marked, [&](size_t a, size_t b) {
         return problem.getFlops(a) != problem.getFlops(b)
@@ -372,10 +498,10 @@ BudgetPlanner::BudgetPlanner(const MarkingProblem &problem,
                    : a < b;
       });
       for (size_t i : marked) {
-        if (candidates.size() >= options.maxEvaluations)
+        if (candidates.size() >= limit)
           break;
         Marking trial = current;
-        trial[i] = kSaved;
+        trial[i].clear();
         if (!tryAdd(trial))
           continue;
         if (candidates.back().cost.peakBytes <= currentCost.peakBytes) {
@@ -385,6 +511,8 @@ BudgetPlanner::BudgetPlanner(const MarkingProblem &problem,
       }
       refined.insert(current);
     }
+  } else {
+    addChainPlans();
   }
 
   unmarkedPeak = candidates.front().cost.peakBytes;
@@ -602,10 +730,10 @@ void BudgetPlanner::solveIlp(int64_t budget, BudgetAnswer &result) {
       result.note += ", evaluation limit reached";
       return;
     }
-    Marking marking(n, kSaved);
+    Marking marking(n);
     for (size_t j = 0; j < n; ++j)
       if (glp_mip_col_val(lp, j + 1) > 0.5)
-        marking[j] = 0;
+        marking[j] = {0};
     PlanCost cost = problem.evaluate(marking);
     ++result.evaluations;
     if (measured.insert(marking).second)
@@ -621,7 +749,7 @@ void BudgetPlanner::solveIlp(int64_t budget, BudgetAnswer &result) {
     SmallVector<std::pair<unsigned, double>, 0> terms;
     double ones = 0;
     for (size_t j = 0; j < n; ++j) {
-      bool on = marking[j] != kSaved;
+      bool on = !marking[j].empty();
       terms.push_back({unsigned(j), on ? -1.0 : 1.0});
       ones += on;
     }

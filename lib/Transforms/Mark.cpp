@@ -143,13 +143,14 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     if (predict || policy == "budget")
       cost = problem->evaluate(marking);
     problem->apply(marking, saveInSegment);
-    std::set<int64_t> used;
-    for (auto [index, segment] : llvm::enumerate(marking)) {
+    // Segments, nested ones included: every prefix of a path names one.
+    std::set<SegmentPath> used;
+    for (auto [index, path] : llvm::enumerate(marking)) {
       bool saved = !saveInSegment.empty() && saveInSegment[index];
-      if (segment != kSaved || saved)
+      if (!path.empty() || saved)
         ++numMarked;
-      if (segment != kSaved)
-        used.insert(segment);
+      for (size_t depth = 1; depth <= path.size(); ++depth)
+        used.insert(SegmentPath(path.begin(), path.begin() + depth));
     }
     // The plan, for -remat-report.
     Builder builder(function.getContext());

@@ -167,6 +167,7 @@ TEST_F(PlannerTest, BudgetEqualsBruteForceAndIsMonotone) {
   double worstGap = 0;
   int ilpBudgets = 0, ilpClosed = 0, ilpEvaluations = 0, boundTight = 0;
   int64_t boundSum = 0, optimumSum = 0;
+  int chainPlans = 0, chainAgree = 0, belowOneSegment = 0;
   for (int trial = 0; trial < 240; ++trial) {
     bool chain = trial % 2 == 0;
     int n = 1 + trial / 2 % 12;
@@ -186,6 +187,18 @@ TEST_F(PlannerTest, BudgetEqualsBruteForceAndIsMonotone) {
     for (const PlanCost &cost : table)
       peaks.insert(cost.peakBytes);
 
+    // How often the chain model predicts the measured cost of its own plans.
+    if (chain) {
+      SmallVector<size_t> firstOp;
+      std::vector<ChainStage> stages = problem->getChain(64, firstOp);
+      for (const ChainPlan &plan : ChainPlanner(stages).getFront(64)) {
+        PlanCost cost =
+            problem->evaluate(Marking(plan.paths.begin(), plan.paths.end()));
+        EXPECT_EQ(cost.recomputeFlops, plan.recomputeFlops) << source;
+        ++chainPlans;
+        chainAgree += cost.peakBytes == plan.peakBytes;
+      }
+    }
     BudgetPlanner exact(*problem);
     // The heuristic mode: the pool, and the ILP limited to its bound.
     BudgetOptions heuristicOptions{/*exactLimit=*/0, 1500};
@@ -193,14 +206,17 @@ TEST_F(PlannerTest, BudgetEqualsBruteForceAndIsMonotone) {
     BudgetPlanner heuristic(*problem, heuristicOptions);
     ASSERT_TRUE(exact.isExact());
     ASSERT_FALSE(heuristic.isExact());
-    EXPECT_EQ(exact.getMinPeak(), *peaks.begin()) << source;
+    // The pool also holds the chain planner's plans (nested, several
+    // segments), which may peak below every one-segment marking.
+    EXPECT_LE(exact.getMinPeak(), *peaks.begin()) << source;
     EXPECT_EQ(exact.getUnmarkedPeak(), table[0].peakBytes) << source;
-    EXPECT_FALSE(exact.solve(*peaks.begin() - 1)) << source;
+    EXPECT_FALSE(exact.solve(exact.getMinPeak() - 1)) << source;
 
-    // The ILP alone: the heuristic pool holds multi-segment markings, which
-    // the brute force (one segment) does not. Where it closes its gap within
+    // The ILP alone: the heuristic pool and the chain planner hold
+    // multi-segment markings, which the brute force (one segment) does not. Where it closes its gap within
     // its limits it must be optimal; its bound is always proven.
     BudgetOptions ilpOptions{/*exactLimit=*/0, 1500, /*heuristicPool=*/false};
+    ilpOptions.chainPlans = 0;
     ilpOptions.ilpMaxEvaluations = 64;
     ilpOptions.ilpTimeLimitMs = 200;
     BudgetPlanner ilp(*problem, ilpOptions);
@@ -215,16 +231,22 @@ TEST_F(PlannerTest, BudgetEqualsBruteForceAndIsMonotone) {
           optimum = std::min(optimum, cost.recomputeFlops);
       std::optional<PlanPoint> plan = exact.solve(budget);
       ASSERT_TRUE(plan) << source << "budget " << budget;
-      EXPECT_EQ(plan->cost.recomputeFlops, optimum)
+      EXPECT_LE(plan->cost.recomputeFlops, optimum)
           << source << "budget " << budget;
-      EXPECT_EQ(exact.getLowerBound(budget), optimum);
-      // The plan's own measurement through the pass fits the budget.
+      belowOneSegment += plan->cost.recomputeFlops < optimum;
+      EXPECT_EQ(exact.getLowerBound(budget), plan->cost.recomputeFlops);
+      // A one-segment plan's own measurement through the pass fits the
+      // budget; any plan's measurement by the evaluator does.
+      EXPECT_LE(plan->cost.peakBytes, budget) << source;
       uint64_t mask = 0;
-      for (auto [index, segment] : llvm::enumerate(plan->marking))
-        if (segment != kSaved)
+      bool oneSegment = true;
+      for (auto [index, path] : llvm::enumerate(plan->marking)) {
+        if (!path.empty())
           mask |= uint64_t(1) << index;
-      EXPECT_LE(table[mask].peakBytes, budget) << source;
-      EXPECT_EQ(table[mask].peakBytes, plan->cost.peakBytes) << source;
+        oneSegment &= path.empty() || path == SegmentPath{0};
+      }
+      if (oneSegment)
+        EXPECT_EQ(table[mask].peakBytes, plan->cost.peakBytes) << source;
       EXPECT_LE(plan->cost.recomputeFlops, previousExact) << source;
       previousExact = plan->cost.recomputeFlops;
 
@@ -257,10 +279,10 @@ TEST_F(PlannerTest, BudgetEqualsBruteForceAndIsMonotone) {
       if (std::optional<PlanPoint> guess = heuristic.solve(budget)) {
         ++heuristicAnswered;
         EXPECT_LE(guess->cost.peakBytes, budget);
-        EXPECT_GE(guess->cost.recomputeFlops, optimum);
         EXPECT_LE(guess->cost.recomputeFlops, previousHeuristic);
         previousHeuristic = guess->cost.recomputeFlops;
-        heuristicOptimal += guess->cost.recomputeFlops == optimum;
+        // At or below the one-segment optimum (the chain planner's plans).
+        heuristicOptimal += guess->cost.recomputeFlops <= optimum;
         if (optimum > 0)
           worstGap = std::max(worstGap, double(guess->cost.recomputeFlops) /
                                             optimum - 1);
@@ -270,8 +292,9 @@ TEST_F(PlannerTest, BudgetEqualsBruteForceAndIsMonotone) {
     ++cases;
   }
   std::printf("budget planner: %d graphs (chains and DAGs of 1 to 12 ops), "
-              "%d budgets, exact = brute force on all; heuristic answered "
-              "%d, optimal on %d, worst gap %.0f%%\n",
+              "%d budgets, exact: at or below brute force on all; heuristic "
+              "answered "
+              "%d, at or below the optimum on %d, worst gap %.0f%%\n",
               cases, budgets, heuristicAnswered, heuristicOptimal,
               worstGap * 100);
   std::printf("ILP (%s): closed its gap on %d of %d budgets, each equal to "
@@ -282,6 +305,10 @@ TEST_F(PlannerTest, BudgetEqualsBruteForceAndIsMonotone) {
               ilpEvaluations, boundTight, budgets,
               static_cast<long long>(boundSum),
               static_cast<long long>(optimumSum));
+  std::printf("chain dynamic program: its plans beat every one-segment "
+              "marking at %d budgets; the chain model predicts the measured "
+              "peak of %d of its %d plans on the chains\n",
+              belowOneSegment, chainAgree, chainPlans);
   EXPECT_EQ(cases, 240);
 }
 

@@ -11,6 +11,7 @@
 #ifndef REMAT_ANALYSIS_PLANNER_H
 #define REMAT_ANALYSIS_PLANNER_H
 
+#include "remat/Analysis/ChainPlanner.h"
 #include "remat/Dialect/Remat/IR/RematOps.h"
 
 #include "mlir/IR/Operation.h"
@@ -24,10 +25,9 @@
 
 namespace remat {
 
-/// A marking: for each decision op of a MarkingProblem, the checkpoint
-/// segment it goes into, or kSaved.
-using Marking = llvm::SmallVector<int64_t, 0>;
-constexpr int64_t kSaved = -1;
+/// A marking: for each decision op of a MarkingProblem, its segment path
+/// (ChainPlanner.h).
+using Marking = llvm::SmallVector<SegmentPath, 0>;
 
 /// What a marking costs, as -remat-report measures it after
 /// -remat-checkpoint.
@@ -70,21 +70,27 @@ public:
   };
   llvm::ArrayRef<RelaxationRow> getRelaxation() const;
 
+  /// The decision ops as a chain (ChainPlanner.h), in program order: a stage
+  /// per op, or, beyond `maxStages` ops, per run of consecutive ops (about
+  /// equal counts). `firstOp[k]` is stage k's first decision op.
+  std::vector<ChainStage> getChain(unsigned maxStages,
+                                   llvm::SmallVectorImpl<size_t> &firstOp) const;
+
   /// Measures `marking` exactly: copies the function, writes the marks,
   /// applies CheckpointPlan and computes the MemoryProfile and the FLOPs of
   /// the clones. O(n log n) in the function's size.
-  PlanCost evaluate(llvm::ArrayRef<int64_t> marking) const;
+  PlanCost evaluate(llvm::ArrayRef<SegmentPath> marking) const;
 
   /// Writes `marking` on the function: removes every `remat.segment` and
   /// `remat.policy` of its forward ops, then marks the decision ops (and the
   /// free ops that follow them). Ops in `saveInSegment` keep segment 0 and
   /// get `remat.policy = "save"` (selective checkpointing's spelling).
-  void apply(llvm::ArrayRef<int64_t> marking,
+  void apply(llvm::ArrayRef<SegmentPath> marking,
              llvm::ArrayRef<bool> saveInSegment = {}) const;
 
 private:
   void buildRelaxation() const;
-  void writeMarks(mlir::Block &body, llvm::ArrayRef<int64_t> marking,
+  void writeMarks(mlir::Block &body, llvm::ArrayRef<SegmentPath> marking,
                   llvm::ArrayRef<bool> saveInSegment) const;
 
   mlir::FunctionOpInterface function;
@@ -139,6 +145,12 @@ struct BudgetOptions {
   unsigned ilpMaxEvaluations = 400;
   /// Wall-clock limit of the solver, in milliseconds, for one budget.
   unsigned ilpTimeLimitMs = 2000;
+  /// The chain dynamic program (ChainPlanner): at most this many plans of
+  /// its Pareto front are measured and join the candidates (0: off), over
+  /// at most `chainStages` stages and `chainUnits` memory units.
+  unsigned chainPlans = 48;
+  unsigned chainStages = 64;
+  unsigned chainUnits = 384;
 };
 
 /// One evaluated marking.

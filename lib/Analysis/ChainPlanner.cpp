@@ -1,0 +1,424 @@
+//===- ChainPlanner.cpp - Nested checkpointing of a chain -----------------===//
+//
+// This file implements the chain model's evaluator (a simulation of
+// -remat-checkpoint's rules on a chain) and the dynamic program that finds,
+// for every memory limit, the nested plan with the fewest recompute FLOPs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Analysis/ChainPlanner.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <numeric>
+
+using namespace remat;
+using llvm::ArrayRef;
+using llvm::SmallVector;
+
+using Path = SegmentPath;
+
+//===----------------------------------------------------------------------===//
+// evaluateChainPlan
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The simulation of one plan: values with live intervals on a timeline.
+class ChainSimulation {
+public:
+  ChainSimulation(ArrayRef<ChainStage> chain) : chain(chain) {}
+
+  std::optional<ChainPlan> run(ArrayRef<Path> paths);
+
+private:
+  /// A stage's computed output and kept values, live from `from` to their
+  /// last use.
+  struct Instance {
+    unsigned stage;
+    int64_t from;
+    int64_t outLast, keptLast;
+  };
+  /// A segment: the stages whose paths start with `prefix`.
+  struct Segment {
+    unsigned lo = 0, hi = 0, depth = 0;
+    /// Index of the input instance (-1: the arguments) and of the clones,
+    /// per stage, once recomputed.
+    int input = -1;
+    bool recomputed = false;
+    int64_t madeFor = -1;
+    std::map<unsigned, int> clones;
+  };
+
+  int compute(unsigned stage, int input);
+  void use(int instance, bool out, bool kept);
+  int resolve(unsigned stage, int64_t reader);
+
+  ArrayRef<ChainStage> chain;
+  ArrayRef<Path> paths;
+  std::map<Path, Segment> segments;
+  SmallVector<Instance, 0> instances;
+  SmallVector<int, 0> forward;
+  /// Scratch bytes at a time: a stage's transient beyond its values.
+  std::map<int64_t, int64_t> scratch;
+  int64_t now = 0;
+  int64_t recomputeFlops = 0;
+};
+
+} // namespace
+
+int ChainSimulation::compute(unsigned stage, int input) {
+  const ChainStage &s = chain[stage];
+  if (input >= 0)
+    use(input, /*out=*/true, /*kept=*/false);
+  instances.push_back({stage, now, now, now});
+  scratch[now] += std::max<int64_t>(0, s.transientBytes - s.outBytes -
+                                           s.keptBytes);
+  return instances.size() - 1;
+}
+
+void ChainSimulation::use(int instance, bool out, bool kept) {
+  Instance &value = instances[instance];
+  if (out)
+    value.outLast = std::max(value.outLast, now);
+  if (kept)
+    value.keptLast = std::max(value.keptLast, now);
+}
+
+/// The instance of `stage` that the backward op `reader` (the stage it
+/// reads) reads, recomputing the segments it needs first, a clone per tick.
+int ChainSimulation::resolve(unsigned stage, int64_t reader) {
+  const Path &path = paths[stage];
+  if (path.empty())
+    return forward[stage];
+  int input = -1;
+  Segment *parent = nullptr;
+  for (unsigned depth = 1; depth <= path.size(); ++depth) {
+    Segment &segment = segments[Path(path.begin(), path.begin() + depth)];
+    if (!segment.recomputed) {
+      // The segment's input: the forward value before it at the top, else
+      // the parent's clone before it, or the parent's own input.
+      if (!parent)
+        input = segment.lo == 0 ? -1 : forward[segment.lo - 1];
+      else
+        input = segment.lo == parent->lo ? parent->input
+                                         : parent->clones.at(segment.lo - 1);
+      segment.input = input;
+      segment.recomputed = true;
+      segment.madeFor = reader;
+      // Early stop: up to the stage read, in order.
+      int previous = input;
+      for (unsigned j = segment.lo; j <= stage; ++j) {
+        ++now;
+        scratch[now] += chain[reader].backwardBytes;
+        previous = compute(j, previous);
+        segment.clones[j] = previous;
+        recomputeFlops += chain[j].flops;
+      }
+    }
+    int clone = segment.clones.at(stage);
+    // A clone serves every reader at its own depth, and the reader it was
+    // made for at any depth.
+    if (depth == path.size() || segment.madeFor == reader)
+      return clone;
+    parent = &segment;
+  }
+  llvm_unreachable("the loop returns at the path's depth");
+}
+
+std::optional<ChainPlan> ChainSimulation::run(ArrayRef<Path> stagePaths) {
+  paths = stagePaths;
+  unsigned n = chain.size();
+  if (paths.size() != n)
+    return std::nullopt;
+  // Segments must be contiguous runs of stages.
+  std::map<Path, unsigned> counts;
+  for (unsigned i = 0; i < n; ++i) {
+    for (unsigned depth = 1; depth <= paths[i].size(); ++depth) {
+      Path prefix(paths[i].begin(), paths[i].begin() + depth);
+      auto [it, inserted] = segments.try_emplace(prefix);
+      if (inserted)
+        it->second.lo = i;
+      it->second.hi = i;
+      it->second.depth = depth;
+      ++counts[prefix];
+    }
+  }
+  for (auto &[prefix, segment] : segments)
+    if (counts[prefix] != segment.hi - segment.lo + 1)
+      return std::nullopt;
+
+  // The forward.
+  for (unsigned i = 0; i < n; ++i) {
+    now = i;
+    forward.push_back(compute(i, i == 0 ? -1 : forward[i - 1]));
+  }
+  // The backward, stage by stage in reverse.
+  for (unsigned i = n; i-- > 0;) {
+    if (!chain[i].isRead())
+      continue;
+    // Recomputations first, each a tick, then the reader.
+    int instance = resolve(i, /*reader=*/i);
+    ++now;
+    scratch[now] += chain[i].backwardBytes;
+    use(instance, chain[i].outRead, chain[i].keptBytes > 0);
+  }
+
+  // Sweep the intervals.
+  SmallVector<int64_t, 0> delta(now + 2, 0);
+  for (const Instance &value : instances) {
+    const ChainStage &s = chain[value.stage];
+    delta[value.from] += s.outBytes + s.keptBytes;
+    delta[value.outLast + 1] -= s.outBytes;
+    delta[value.keptLast + 1] -= s.keptBytes;
+  }
+  ChainPlan plan;
+  plan.paths.assign(paths.begin(), paths.end());
+  plan.recomputeFlops = recomputeFlops;
+  int64_t live = 0;
+  for (int64_t t = 0; t <= now; ++t) {
+    live += delta[t];
+    auto it = scratch.find(t);
+    plan.peakBytes = std::max(
+        plan.peakBytes, live + (it == scratch.end() ? 0 : it->second));
+  }
+  return plan;
+}
+
+std::optional<ChainPlan>
+remat::evaluateChainPlan(ArrayRef<ChainStage> chain, ArrayRef<Path> paths) {
+  return ChainSimulation(chain).run(paths);
+}
+
+//===----------------------------------------------------------------------===//
+// ChainPlanner
+//===----------------------------------------------------------------------===//
+
+static constexpr int64_t kInfeasible = std::numeric_limits<int64_t>::max() / 4;
+
+/// The option the dynamic program chose for the sub-chain [s, t]: keep stage
+/// s, or nest the segment [s, split - 1].
+struct ChainPlanner::Choice {
+  bool keep = true;
+  unsigned split = 0;
+};
+
+ChainPlanner::ChainPlanner(ArrayRef<ChainStage> chain, unsigned maxUnits)
+    : stages(chain.begin(), chain.end()), n(chain.size()) {
+  // The unit: the sizes' common divisor when the peak fits in maxUnits of
+  // it (exact), else the peak's maxUnits-th part (sizes rounded up).
+  int64_t divisor = 0, bound = 0, widest = 0;
+  for (const ChainStage &s : stages) {
+    for (int64_t size :
+         {s.outBytes, s.keptBytes, s.transientBytes, s.backwardBytes})
+      divisor = std::gcd(divisor, size);
+    bound += s.outBytes + s.keptBytes;
+    widest = std::max(widest, s.transientBytes + s.backwardBytes);
+  }
+  bound += widest;
+  quantum = std::max<int64_t>(1, divisor);
+  if (bound / quantum > maxUnits)
+    quantum = (bound + maxUnits - 1) / maxUnits;
+  units = static_cast<unsigned>((bound + quantum - 1) / quantum);
+  auto toUnits = [&](int64_t bytes) { return (bytes + quantum - 1) / quantum; };
+  for (const ChainStage &s : stages) {
+    out.push_back(toUnits(s.outBytes));
+    kept.push_back(toUnits(s.keptBytes));
+    transient.push_back(toUnits(s.transientBytes));
+    backward.push_back(toUnits(s.backwardBytes));
+  }
+  prefixFlops.assign(n + 1, 0);
+  for (unsigned i = 0; i < n; ++i)
+    prefixFlops[i + 1] = prefixFlops[i] + stages[i].flops;
+  lastRead.assign(n * n, -1);
+  for (unsigned s = 0; s < n; ++s)
+    for (unsigned t = s; t < n; ++t)
+      lastRead[s * n + t] =
+          stages[t].isRead() ? static_cast<int>(t)
+                             : (t > s ? lastRead[s * n + t - 1] : -1);
+  solve();
+}
+
+int64_t &ChainPlanner::entry(bool held, unsigned s, unsigned t, unsigned m) {
+  return cost[((size_t(held) * n + s) * n + t) * (units + 1) + m];
+}
+
+int64_t ChainPlanner::entry(bool held, unsigned s, unsigned t,
+                            unsigned m) const {
+  return cost[((size_t(held) * n + s) * n + t) * (units + 1) + m];
+}
+
+int64_t ChainPlanner::topEntry(bool held, unsigned s, unsigned m) const {
+  if (s == n)
+    return 0;
+  return top[(size_t(held) * n + s) * (units + 1) + m];
+}
+
+/// The cheapest way to process the stages [s, t] at one level, their input
+/// live (`held`: counted by the caller throughout; else counted here and
+/// freed once read), within `m` units. At a recomputation (`!isTop`) the
+/// stages' forward FLOPs count, and stage t, the one the backward reads
+/// first, is kept; at the forward level (`isTop`, t = n - 1) they are free
+/// and a segment may end at the last stage.
+int64_t ChainPlanner::bestLevel(bool held, unsigned s, unsigned t, unsigned m,
+                                bool isTop, Choice *choice) const {
+  int64_t best = kInfeasible;
+  auto consider = [&](int64_t value, Choice option) {
+    if (value < best) {
+      best = value;
+      if (choice)
+        *choice = option;
+    }
+  };
+  int64_t in = held || s == 0 ? 0 : out[s - 1];
+  // The backward's own values while this level runs its forward: those of
+  // the stage whose reader recomputes it.
+  int64_t overhead = isTop ? 0 : backward[t];
+  auto rest = [&](bool restHeld, unsigned from, int64_t limit) -> int64_t {
+    if (limit < 0)
+      return kInfeasible;
+    if (from > t)
+      return 0;
+    return isTop ? topEntry(restHeld, from, limit)
+                 : entry(restHeld, from, t, limit);
+  };
+  auto flopsOf = [&](unsigned from, unsigned to) {
+    return isTop ? 0 : prefixFlops[to + 1] - prefixFlops[from];
+  };
+
+  // Keep stage s: what the backward reads of it stays live over the rest.
+  const ChainStage &stage = stages[s];
+  int64_t keptHere = kept[s] + (stage.outRead ? out[s] : 0);
+  // Its reader comes after the rest, with what it keeps live.
+  if (in + transient[s] + overhead <= m &&
+      (!stage.isRead() || keptHere + backward[s] <= m)) {
+    int64_t after = rest(stage.outRead, s + 1, int64_t(m) - keptHere);
+    if (after < kInfeasible)
+      consider(flopsOf(s, s) + after, {true, 0});
+  }
+
+  // Nest the segment [s, split - 1]: run it keeping nothing but its input,
+  // process the rest, then recompute it up to its last read stage.
+  int64_t running = 0;
+  unsigned end = isTop ? t + 1 : t;
+  for (unsigned split = s + 1; split <= end; ++split) {
+    unsigned j = split - 1;
+    running = std::max(running, (j == s ? 0 : out[j - 1]) + transient[j]);
+    if (in + running + overhead > m)
+      break;
+    int64_t after = rest(false, split, int64_t(m) - in);
+    if (after >= kInfeasible)
+      continue;
+    int last = lastRead[s * n + j];
+    int64_t inner = last < 0 ? 0 : entry(held, s, last, m);
+    if (inner >= kInfeasible)
+      continue;
+    consider(flopsOf(s, j) + after + inner, {false, split});
+  }
+  return best;
+}
+
+void ChainPlanner::solve() {
+  if (n == 0)
+    return;
+  size_t width = units + 1;
+  cost.assign(2 * size_t(n) * n * width, kInfeasible);
+  top.assign(2 * size_t(n) * width, kInfeasible);
+  // Recomputations of [s, t] with t read, shortest first: every option reads
+  // strictly shorter sub-chains.
+  for (unsigned length = 1; length <= n; ++length)
+    for (unsigned s = 0; s + length <= n; ++s) {
+      unsigned t = s + length - 1;
+      if (!stages[t].isRead())
+        continue;
+      for (bool held : {false, true})
+        for (unsigned m = 0; m <= units; ++m)
+          entry(held, s, t, m) = bestLevel(held, s, t, m, false, nullptr);
+    }
+  for (unsigned s = n; s-- > 0;)
+    for (bool held : {false, true})
+      for (unsigned m = 0; m <= units; ++m)
+        top[(size_t(held) * n + s) * width + m] =
+            bestLevel(held, s, n - 1, m, true, nullptr);
+}
+
+std::optional<int64_t> ChainPlanner::getCost(unsigned limit) const {
+  if (n == 0)
+    return 0;
+  int64_t value = topEntry(false, 0, std::min(limit, units));
+  if (value >= kInfeasible)
+    return std::nullopt;
+  return value;
+}
+
+void ChainPlanner::extract(bool held, unsigned s, unsigned t, unsigned m,
+                           bool isTop, Path prefix, int64_t &nextId,
+                           ChainPlan &plan) const {
+  while (s <= t) {
+    Choice choice;
+    bestLevel(held, s, t, m, isTop, &choice);
+    int64_t in = held || s == 0 ? 0 : out[s - 1];
+    if (choice.keep) {
+      plan.paths[s] = prefix;
+      const ChainStage &stage = stages[s];
+      m -= kept[s] + (stage.outRead ? out[s] : 0);
+      held = stage.outRead;
+      ++s;
+      continue;
+    }
+    unsigned j = choice.split - 1;
+    Path inner = prefix;
+    inner.push_back(nextId++);
+    for (unsigned i = s; i <= j; ++i)
+      plan.paths[i] = inner;
+    if (int last = lastRead[s * n + j]; last >= 0)
+      extract(held, s, last, m, /*isTop=*/false, inner, nextId, plan);
+    m -= in;
+    held = false;
+    s = choice.split;
+  }
+}
+
+std::optional<ChainPlan> ChainPlanner::getPlan(unsigned limit) const {
+  std::optional<int64_t> value = getCost(limit);
+  if (!value)
+    return std::nullopt;
+  ChainPlan plan;
+  plan.paths.resize(n);
+  int64_t nextId = 0;
+  if (n > 0)
+    extract(false, 0, n - 1, std::min(limit, units), /*isTop=*/true, {},
+            nextId, plan);
+  if (std::optional<ChainPlan> measured = evaluateChainPlan(stages, plan.paths))
+    plan.peakBytes = measured->peakBytes;
+  plan.recomputeFlops = *value;
+  return plan;
+}
+
+std::vector<ChainPlan> ChainPlanner::getFront(unsigned maxPlans) const {
+  // The limits where the cost drops.
+  SmallVector<unsigned, 0> limits;
+  int64_t previous = kInfeasible;
+  for (unsigned m = 0; m <= units; ++m) {
+    std::optional<int64_t> value = getCost(m);
+    if (value && *value < previous) {
+      limits.push_back(m);
+      previous = *value;
+    }
+  }
+  std::vector<ChainPlan> plans;
+  if (limits.empty() || maxPlans == 0)
+    return plans;
+  size_t count = std::min<size_t>(maxPlans, limits.size());
+  for (size_t k = 0; k < count; ++k) {
+    // Spread over the front, both ends included.
+    size_t index = count == 1 ? limits.size() - 1
+                              : k * (limits.size() - 1) / (count - 1);
+    if (std::optional<ChainPlan> plan = getPlan(limits[index]))
+      plans.push_back(std::move(*plan));
+  }
+  return plans;
+}

@@ -1,0 +1,57 @@
+// The budget planner's chain dynamic program (ChainPlanner.h) writes nested
+// segments. On this chain of 8 tanh ops, each read by the backward region,
+// no marking with one segment peaks below 1024 bytes (the enumeration of all
+// 256 of them); a three-level nesting, Revolve's shape, reaches 768 bytes.
+// -remat-checkpoint applies it and the report measures the same peak.
+
+// RUN: remat-opt %s -remat-mark="policy=budget budget-bytes=768" 2>&1 | FileCheck %s
+// RUN: remat-opt %s -remat-mark="policy=budget budget-bytes=768" -remat-checkpoint -remat-verify -remat-report 2>&1 | FileCheck %s --check-prefix=REPORT
+// RUN: not remat-opt %s -remat-mark="policy=budget budget-bytes=767" 2>&1 | FileCheck %s --check-prefix=INFEASIBLE
+
+// CHECK: remark: -remat-mark: policy=budget, segments: 4, predicted peak 768 bytes, recompute FLOPs 640, budget 768 bytes
+// CHECK: math.tanh %{{.*}} {remat.segment = [0, 1, 2]}
+// CHECK: math.tanh %{{.*}} {remat.segment = [0, 1]}
+// CHECK: math.tanh %{{.*}} {remat.segment = [0, 1]}
+// CHECK: math.tanh %{{.*}} {remat.segment = 0 : i64}
+// CHECK: math.tanh %{{.*}} {remat.segment = 0 : i64}
+// CHECK: math.tanh %{{.*}} : tensor<64xf32>
+// CHECK: math.tanh %{{.*}} {remat.segment = 3 : i64}
+// CHECK: math.tanh %{{.*}} : tensor<64xf32>
+
+// REPORT: static peak: 768 bytes
+// REPORT: recompute FLOPs: 640 in 10 recomputed ops
+// REPORT: segment 0.1: 2 ops, 4 recomputed (256 FLOPs)
+// REPORT: segment 0.1.2: 1 ops, 3 recomputed (192 FLOPs)
+
+// INFEASIBLE: error: -remat-mark: budget of 767 bytes is infeasible: the smallest peak reachable is 768 bytes (unmarked: 2048 bytes)
+
+func.func @deep(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %v0 = math.tanh %x : tensor<64xf32>
+  %v1 = math.tanh %v0 : tensor<64xf32>
+  %v2 = math.tanh %v1 : tensor<64xf32>
+  %v3 = math.tanh %v2 : tensor<64xf32>
+  %v4 = math.tanh %v3 : tensor<64xf32>
+  %v5 = math.tanh %v4 : tensor<64xf32>
+  %v6 = math.tanh %v5 : tensor<64xf32>
+  %v7 = math.tanh %v6 : tensor<64xf32>
+  %g = remat.backward {
+    %s7 = arith.mulf %v7, %v7 : tensor<64xf32>
+    %a7 = arith.addf %x, %s7 : tensor<64xf32>
+    %s6 = arith.mulf %v6, %v6 : tensor<64xf32>
+    %a6 = arith.addf %a7, %s6 : tensor<64xf32>
+    %s5 = arith.mulf %v5, %v5 : tensor<64xf32>
+    %a5 = arith.addf %a6, %s5 : tensor<64xf32>
+    %s4 = arith.mulf %v4, %v4 : tensor<64xf32>
+    %a4 = arith.addf %a5, %s4 : tensor<64xf32>
+    %s3 = arith.mulf %v3, %v3 : tensor<64xf32>
+    %a3 = arith.addf %a4, %s3 : tensor<64xf32>
+    %s2 = arith.mulf %v2, %v2 : tensor<64xf32>
+    %a2 = arith.addf %a3, %s2 : tensor<64xf32>
+    %s1 = arith.mulf %v1, %v1 : tensor<64xf32>
+    %a1 = arith.addf %a2, %s1 : tensor<64xf32>
+    %s0 = arith.mulf %v0, %v0 : tensor<64xf32>
+    %a0 = arith.addf %a1, %s0 : tensor<64xf32>
+    remat.yield %a0 : tensor<64xf32>
+  } : tensor<64xf32>
+  return %g : tensor<64xf32>
+}
