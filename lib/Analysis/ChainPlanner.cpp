@@ -44,7 +44,7 @@ private:
   };
   /// A segment: the stages whose paths start with `prefix`.
   struct Segment {
-    unsigned lo = 0, hi = 0, depth = 0;
+    unsigned lo = 0, hi = 0;
     /// Index of the input instance (-1: the arguments) and of the clones,
     /// per stage, once recomputed.
     int input = -1;
@@ -143,7 +143,6 @@ std::optional<ChainPlan> ChainSimulation::run(ArrayRef<Path> stagePaths) {
       if (inserted)
         it->second.lo = i;
       it->second.hi = i;
-      it->second.depth = depth;
       ++counts[prefix];
     }
   }

@@ -198,10 +198,9 @@ MarkingProblem::getChain(unsigned maxStages,
     for (size_t i = begin; i < end; ++i) {
       int64_t own = 0, read = 0;
       for (OpResult result : ops[i]->getResults()) {
-        reader = std::min(reader, readers(result).first);
-        bool isRead = llvm::any_of(result.getUsers(), [&](Operation *user) {
-          return backward->isAncestor(user);
-        });
+        auto [first, last] = readers(result);
+        reader = std::min(reader, first);
+        bool isRead = last >= 0;
         // A value the backward reads has storage in every marking.
         int64_t bytes = isRead || hasOwnStorage(result)
                             ? getValueBytes(result).value_or(0)
@@ -221,6 +220,7 @@ MarkingProblem::getChain(unsigned maxStages,
     chain.push_back(stage);
     firstReader.push_back(reader);
   }
+  firstOp.push_back(n);
   // A stage's backward bytes: the most over the span from its first reader
   // to the next stage's first reader (the backward's start for the first).
   SmallVector<int64_t> starts;
@@ -405,7 +405,6 @@ BudgetPlanner::BudgetPlanner(const MarkingProblem &problem,
     SmallVector<size_t> firstOp;
     std::vector<ChainStage> chain =
         problem.getChain(options.chainStages, firstOp);
-    firstOp.push_back(n);
     for (const ChainPlan &plan :
          ChainPlanner(chain, options.chainUnits).getFront(options.chainPlans)) {
       Marking marking(n);

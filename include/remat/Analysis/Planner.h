@@ -72,7 +72,8 @@ public:
 
   /// The decision ops as a chain (ChainPlanner.h), in program order: a stage
   /// per op, or, beyond `maxStages` ops, per run of consecutive ops (about
-  /// equal counts). `firstOp[k]` is stage k's first decision op.
+  /// equal counts). Stage k holds the decision ops [firstOp[k],
+  /// firstOp[k + 1]); the last entry of `firstOp` is size().
   std::vector<ChainStage> getChain(unsigned maxStages,
                                    llvm::SmallVectorImpl<size_t> &firstOp) const;
 
