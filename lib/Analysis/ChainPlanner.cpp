@@ -193,6 +193,85 @@ remat::evaluateChainPlan(ArrayRef<ChainStage> chain, ArrayRef<Path> paths) {
 }
 
 //===----------------------------------------------------------------------===//
+// forEachNestedPlan
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The enumeration's state: the plan being filled and a stack of the
+/// intervals still to fill after the current one.
+class NestedPlanEnumerator {
+public:
+  NestedPlanEnumerator(unsigned n, unsigned maxDepth,
+                       llvm::function_ref<void(ArrayRef<Path>)> visit)
+      : paths(n), maxDepth(maxDepth), visit(visit) {}
+
+  void run() {
+    if (paths.empty()) {
+      visit(paths);
+      return;
+    }
+    fill({/*lo=*/0, /*s=*/0, /*t=*/unsigned(paths.size() - 1), {},
+          /*whole=*/true});
+  }
+
+private:
+  /// Stages [s, t] still to fill at the level of `prefix`, whose interval
+  /// starts at `lo`; `whole`: a segment may span the whole level.
+  struct Pending {
+    unsigned lo, s, t;
+    Path prefix;
+    bool whole;
+  };
+
+  void fill(Pending level) {
+    if (level.s > level.t) {
+      // This level is done: resume the enclosing one.
+      if (pending.empty()) {
+        visit(paths);
+        return;
+      }
+      Pending next = pending.back();
+      pending.pop_back();
+      fill(next);
+      pending.push_back(std::move(next));
+      return;
+    }
+    // Stage s kept at this level.
+    paths[level.s] = level.prefix;
+    fill({level.lo, level.s + 1, level.t, level.prefix, level.whole});
+    if (level.prefix.size() >= maxDepth)
+      return;
+    // A segment [s, e] nested here; the rest of this level after it.
+    for (unsigned e = level.s; e <= level.t; ++e) {
+      if (!level.whole && level.s == level.lo && e == level.t)
+        continue;
+      Path inner = level.prefix;
+      inner.push_back(nextId++);
+      for (unsigned i = level.s; i <= e; ++i)
+        paths[i] = inner;
+      pending.push_back(
+          {level.lo, e + 1, level.t, level.prefix, level.whole});
+      fill({level.s, level.s, e, inner, /*whole=*/false});
+      pending.pop_back();
+    }
+  }
+
+  SmallVector<Path, 0> paths;
+  SmallVector<Pending, 0> pending;
+  unsigned maxDepth;
+  int64_t nextId = 0;
+  llvm::function_ref<void(ArrayRef<Path>)> visit;
+};
+
+} // namespace
+
+void remat::forEachNestedPlan(unsigned n, unsigned maxDepth,
+                              llvm::function_ref<void(ArrayRef<Path>)> visit) {
+  NestedPlanEnumerator(n, maxDepth, visit).run();
+}
+
+//===----------------------------------------------------------------------===//
 // ChainPlanner
 //===----------------------------------------------------------------------===//
 

@@ -424,6 +424,11 @@ BudgetPlanner::BudgetPlanner(const MarkingProblem &problem,
           marking[i] = {0};
       tryAdd(std::move(marking));
     }
+    // Few enough ops for every nested plan of contiguous segments too.
+    if (n <= options.nestedLimit)
+      forEachNestedPlan(n, options.nestedDepth, [&](ArrayRef<SegmentPath> paths) {
+        tryAdd(Marking(paths.begin(), paths.end()));
+      });
     addChainPlans();
   } else if (options.heuristicPool) {
     addChainPlans();

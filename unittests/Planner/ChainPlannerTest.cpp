@@ -15,52 +15,69 @@
 #include <cstdio>
 #include <functional>
 #include <limits>
+#include <map>
 #include <random>
+#include <set>
 
 using namespace remat;
+using llvm::ArrayRef;
 
 namespace {
 
 using Path = SegmentPath;
 using Paths = std::vector<Path>;
 
-/// Every well-nested plan of stages [0, n): at each level an interval is cut
-/// into pieces, each a stage kept at that level or a nested segment (never
-/// the whole interval again), down to `maxDepth` levels of segments.
-void enumeratePlans(unsigned n, unsigned maxDepth,
-                    const std::function<void(const Paths &)> &visit) {
-  Paths paths(n);
-  int64_t nextId = 0;
-  // Fills [s, t] at the level of `prefix`, which starts at `lo`, then calls
-  // `done`.
-  std::function<void(unsigned, unsigned, unsigned, Path, bool,
-                     const std::function<void()> &)>
-      level = [&](unsigned lo, unsigned s, unsigned t, Path prefix, bool whole,
-                  const std::function<void()> &done) {
-        if (s > t) {
-          done();
-          return;
+/// The number of well-nested plans of n stages down to `depth` levels, by
+/// the recurrence over an interval's first piece (a kept stage, or a nested
+/// segment of k stages filled one level down, never the whole interval
+/// below the forward level).
+uint64_t countPlans(unsigned n, unsigned depth, bool whole) {
+  std::vector<uint64_t> ways(n + 1, 0);
+  ways[0] = 1;
+  // ways[r]: fillings of the last r stages.
+  for (unsigned r = 1; r <= n; ++r) {
+    ways[r] = ways[r - 1];
+    if (depth == 0)
+      continue;
+    for (unsigned k = 1; k <= r; ++k) {
+      if (!whole && r == n && k == n)
+        continue;
+      ways[r] += countPlans(k, depth - 1, false) * ways[r - k];
+    }
+  }
+  return ways[n];
+}
+
+TEST(ChainPlannerTest, EnumerationIsCompleteAndDistinct) {
+  for (unsigned depth = 1; depth <= 4; ++depth)
+    for (unsigned n = 0; n <= 6; ++n) {
+      std::set<std::vector<std::vector<int64_t>>> seen;
+      uint64_t count = 0;
+      forEachNestedPlan(n, depth, [&](ArrayRef<Path> paths) {
+        ++count;
+        // Renumber segments by first appearance: plans that differ only
+        // in their ids would be the same plan.
+        std::map<std::pair<size_t, int64_t>, int64_t> ids;
+        std::vector<std::vector<int64_t>> canonical;
+        for (const Path &path : paths) {
+          EXPECT_LE(path.size(), depth);
+          std::vector<int64_t> renamed;
+          for (auto [level, id] : llvm::enumerate(path))
+            renamed.push_back(
+                ids.try_emplace({level, id}, int64_t(ids.size())).first->second);
+          canonical.push_back(renamed);
         }
-        // Stage s kept at this level.
-        paths[s] = prefix;
-        level(lo, s + 1, t, prefix, whole, done);
-        if (prefix.size() >= maxDepth)
-          return;
-        // A segment [s, e] nested here.
-        for (unsigned e = s; e <= t; ++e) {
-          if (!whole && s == lo && e == t)
-            continue;
-          Path inner = prefix;
-          inner.push_back(nextId++);
-          for (unsigned i = s; i <= e; ++i)
-            paths[i] = inner;
-          level(s, s, e, inner, false, [&, lo, e, t, prefix, whole] {
-            level(lo, e + 1, t, prefix, whole, done);
-          });
-        }
-      };
-  // The forward level may hold a segment of everything.
-  level(0, 0, n - 1, {}, true, [&] { visit(paths); });
+        EXPECT_TRUE(seen.insert(canonical).second) << "n " << n;
+        // Every plan is one the chain model describes.
+        std::vector<ChainStage> chain(n);
+        for (ChainStage &stage : chain)
+          stage.outBytes = 4, stage.transientBytes = 4, stage.outRead = true;
+        EXPECT_TRUE(evaluateChainPlan(chain, paths)) << "n " << n;
+      });
+      EXPECT_EQ(count, countPlans(n, depth, true))
+          << "n " << n << " depth " << depth;
+    }
+  EXPECT_EQ(countPlans(6, 3, true), 11348u);
 }
 
 TEST(ChainPlannerTest, DynamicProgramEqualsBruteForce) {
@@ -87,7 +104,7 @@ TEST(ChainPlannerTest, DynamicProgramEqualsBruteForce) {
     // Fewest FLOPs per exact peak over every plan, and whether the best at
     // each peak needs nesting.
     std::map<int64_t, std::pair<int64_t, bool>> best;
-    enumeratePlans(n, 3, [&](const Paths &paths) {
+    forEachNestedPlan(n, 3, [&](ArrayRef<Path> paths) {
       std::optional<ChainPlan> plan = evaluateChainPlan(chain, paths);
       ASSERT_TRUE(plan);
       bool nested = llvm::any_of(paths, [](const Path &p) { return p.size() > 1; });

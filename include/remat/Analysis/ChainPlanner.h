@@ -12,6 +12,7 @@
 #define REMAT_ANALYSIS_CHAINPLANNER_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
@@ -76,6 +77,17 @@ struct ChainPlan {
 std::optional<ChainPlan>
 evaluateChainPlan(llvm::ArrayRef<ChainStage> chain,
                   llvm::ArrayRef<SegmentPath> paths);
+
+/// Calls `visit` with every well-nested plan of `n` stages, down to
+/// `maxDepth` levels of segments: at each level an interval of stages is cut
+/// into pieces, each a stage kept at that level or a nested segment (a
+/// contiguous run, never all of its parent's stages again, while the forward
+/// level may hold one segment of every stage). Segment ids are unique in a
+/// plan. For n = 1..6 there are 2, 8, 48, 304, 1876, 11348 plans of at most
+/// three levels.
+void forEachNestedPlan(
+    unsigned n, unsigned maxDepth,
+    llvm::function_ref<void(llvm::ArrayRef<SegmentPath>)> visit);
 
 /// The dynamic program over a chain: for every memory limit m (in units of
 /// `getQuantum()` bytes, 0 <= m <= `getLimit()`), the fewest recompute FLOPs

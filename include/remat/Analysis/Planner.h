@@ -132,6 +132,12 @@ struct BudgetOptions {
   /// Up to this many decision ops the planner enumerates every subset of
   /// recomputed ops (as one segment): the answer is optimal over them.
   unsigned exactLimit = 14;
+  /// Up to this many decision ops (and within exactLimit) it also measures
+  /// every well-nested plan of contiguous segments down to `nestedDepth`
+  /// levels (forEachNestedPlan: 11348 plans for 6 ops at three levels), so
+  /// the answer is also optimal over nested segments.
+  unsigned nestedLimit = 6;
+  unsigned nestedDepth = 3;
   /// Beyond, at most this many markings are evaluated for the heuristic
   /// pool.
   unsigned maxEvaluations = 1500;
@@ -195,8 +201,9 @@ bool hasIlpSolver();
 /// The budget policy: minimize recompute FLOPs subject to static peak <= B.
 ///
 /// Up to BudgetOptions::exactLimit decision ops the planner measures all 2^n
-/// subsets (one segment) and answers each budget with the cheapest that
-/// fits: exact. Beyond, it measures a pool of heuristic markings that does
+/// subsets (one segment), up to BudgetOptions::nestedLimit ops every nested
+/// plan of contiguous segments as well, and answers each budget with the
+/// cheapest that fits: exact over those markings. Beyond, it measures a pool of heuristic markings that does
 /// not depend on the budget (the other policies' plans, sequential for
 /// every N up to 64 with and without heavy ops saved, prefixes by bytes per
 /// FLOP, greedy refinements of the Pareto front), so its answer is never
