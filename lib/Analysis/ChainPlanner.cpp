@@ -39,6 +39,8 @@ private:
   /// last use.
   struct Instance {
     unsigned stage;
+    /// The instance it read (-1: the arguments).
+    int input;
     int64_t from;
     int64_t outLast, keptLast;
   };
@@ -74,7 +76,7 @@ int ChainSimulation::compute(unsigned stage, int input) {
   const ChainStage &s = chain[stage];
   if (input >= 0)
     use(input, /*out=*/true, /*kept=*/false);
-  instances.push_back({stage, now, now, now});
+  instances.push_back({stage, input, now, now, now});
   scratch[now] += std::max<int64_t>(0, s.transientBytes - s.outBytes -
                                            s.keptBytes);
   return instances.size() - 1;
@@ -164,6 +166,8 @@ std::optional<ChainPlan> ChainSimulation::run(ArrayRef<Path> stagePaths) {
     ++now;
     scratch[now] += chain[i].backwardBytes;
     use(instance, chain[i].outRead, chain[i].keptBytes > 0);
+    ++now;
+    scratch[now] += chain[i].afterBytes;
   }
 
   // Sweep the intervals.
@@ -173,6 +177,13 @@ std::optional<ChainPlan> ChainSimulation::run(ArrayRef<Path> stagePaths) {
     delta[value.from] += s.outBytes + s.keptBytes;
     delta[value.outLast + 1] -= s.outBytes;
     delta[value.keptLast + 1] -= s.keptBytes;
+    // Written into its input's buffer when the input dies here.
+    if (s.inPlace && value.input >= 0 &&
+        instances[value.input].outLast == value.from) {
+      int64_t shared = chain[instances[value.input].stage].outBytes;
+      delta[value.from] -= shared;
+      delta[value.from + 1] += shared;
+    }
   }
   ChainPlan plan;
   plan.paths.assign(paths.begin(), paths.end());
@@ -290,11 +301,12 @@ ChainPlanner::ChainPlanner(ArrayRef<ChainStage> chain, unsigned maxUnits)
   // it (exact), else the peak's maxUnits-th part (sizes rounded up).
   int64_t divisor = 0, bound = 0, widest = 0;
   for (const ChainStage &s : stages) {
-    for (int64_t size :
-         {s.outBytes, s.keptBytes, s.transientBytes, s.backwardBytes})
+    for (int64_t size : {s.outBytes, s.keptBytes, s.transientBytes,
+                         s.backwardBytes, s.afterBytes})
       divisor = std::gcd(divisor, size);
     bound += s.outBytes + s.keptBytes;
-    widest = std::max(widest, s.transientBytes + s.backwardBytes);
+    widest = std::max({widest, s.transientBytes + s.backwardBytes,
+                       s.afterBytes});
   }
   bound += widest;
   quantum = std::max<int64_t>(1, divisor);
@@ -307,6 +319,7 @@ ChainPlanner::ChainPlanner(ArrayRef<ChainStage> chain, unsigned maxUnits)
     kept.push_back(toUnits(s.keptBytes));
     transient.push_back(toUnits(s.transientBytes));
     backward.push_back(toUnits(s.backwardBytes));
+    after.push_back(toUnits(s.afterBytes));
   }
   prefixFlops.assign(n + 1, 0);
   for (unsigned i = 0; i < n; ++i)
@@ -370,9 +383,12 @@ int64_t ChainPlanner::bestLevel(bool held, unsigned s, unsigned t, unsigned m,
   // Keep stage s: what the backward reads of it stays live over the rest.
   const ChainStage &stage = stages[s];
   int64_t keptHere = kept[s] + (stage.outRead ? out[s] : 0);
-  // Its reader comes after the rest, with what it keeps live.
-  if (in + transient[s] + overhead <= m &&
-      (!stage.isRead() || keptHere + backward[s] <= m)) {
+  // Written into its input's buffer if this is the input's last use.
+  int64_t inAtStage = stage.inPlace && !held ? 0 : in;
+  // Its reader comes after the rest, with what it keeps live, then the
+  // backward's values after it.
+  if (inAtStage + transient[s] + overhead <= m &&
+      (!stage.isRead() || (keptHere + backward[s] <= m && after[s] <= m))) {
     int64_t after = rest(stage.outRead, s + 1, int64_t(m) - keptHere);
     if (after < kInfeasible)
       consider(flopsOf(s, s) + after, {true, 0});
@@ -384,7 +400,9 @@ int64_t ChainPlanner::bestLevel(bool held, unsigned s, unsigned t, unsigned m,
   unsigned end = isTop ? t + 1 : t;
   for (unsigned split = s + 1; split <= end; ++split) {
     unsigned j = split - 1;
-    running = std::max(running, (j == s ? 0 : out[j - 1]) + transient[j]);
+    // In the segment, each stage's output dies at the next stage.
+    int64_t previous = j == s || stages[j].inPlace ? 0 : out[j - 1];
+    running = std::max(running, previous + transient[j]);
     if (in + running + overhead > m)
       break;
     int64_t after = rest(false, split, int64_t(m) - in);

@@ -182,24 +182,43 @@ MarkingProblem::getChain(unsigned maxStages,
   }
   SmallVector<int64_t> backwardLive(base, 0);
   if (succeeded(profile)) {
-    int64_t offset = profile->schedule.size() - base, live = 0;
+    // The backward body's ops follow the forward's in the schedule (and
+    // the function's terminator follows them).
+    int64_t offset =
+        llvm::find(profile->schedule, &backwardBody.front()) -
+        profile->schedule.begin();
+    int64_t live = 0;
     for (int64_t p = 0; p < base; ++p) {
       live += forwardLive[p];
       backwardLive[p] =
           std::max<int64_t>(0, profile->liveBytes[offset + p] - live);
     }
   }
-  SmallVector<int64_t> firstReader;
+  SmallVector<int64_t> firstReader, lastReaders;
   for (size_t k = 0; k < count; ++k) {
     size_t begin = k * n / count, end = (k + 1) * n / count;
     firstOp.push_back(begin);
     ChainStage stage;
-    int64_t reader = base;
+    // Liveness.cpp's in-place rule: an elementwise op writes into an
+    // operand of its result's type that dies at it.
+    if (begin > 0) {
+      Operation *first = ops[begin];
+      stage.inPlace =
+          first->hasTrait<OpTrait::Elementwise>() &&
+          first->getNumResults() == 1 &&
+          isa<RankedTensorType>(first->getResult(0).getType()) &&
+          llvm::any_of(first->getOperands(), [&](Value operand) {
+            return operand.getDefiningOp() == ops[begin - 1] &&
+                   operand.getType() == first->getResult(0).getType();
+          });
+    }
+    int64_t reader = base, lastReader = -1;
     for (size_t i = begin; i < end; ++i) {
       int64_t own = 0, read = 0;
       for (OpResult result : ops[i]->getResults()) {
         auto [first, last] = readers(result);
         reader = std::min(reader, first);
+        lastReader = std::max(lastReader, last);
         bool isRead = last >= 0;
         // A value the backward reads has storage in every marking.
         int64_t bytes = isRead || hasOwnStorage(result)
@@ -219,23 +238,27 @@ MarkingProblem::getChain(unsigned maxStages,
     }
     chain.push_back(stage);
     firstReader.push_back(reader);
+    lastReaders.push_back(lastReader);
   }
   firstOp.push_back(n);
   // A stage's backward bytes: the most over the span from its first reader
-  // to the next stage's first reader (the backward's start for the first).
+  // (the backward's start for the first) to its last; its after bytes, the
+  // most from there to the next stage's first reader.
   SmallVector<int64_t> starts;
   for (int64_t reader : firstReader)
     if (reader < base)
       starts.push_back(reader);
   llvm::sort(starts);
-  for (auto [stage, reader] : llvm::zip(chain, firstReader)) {
+  for (auto [stage, reader, last] :
+       llvm::zip(chain, firstReader, lastReaders)) {
     if (reader >= base)
       continue;
     auto next = llvm::upper_bound(starts, reader);
     int64_t from = reader == starts.front() ? 0 : reader;
     int64_t to = next == starts.end() ? base : *next;
     for (int64_t p = from; p < to; ++p)
-      stage.backwardBytes = std::max(stage.backwardBytes, backwardLive[p]);
+      (p <= last ? stage.backwardBytes : stage.afterBytes) = std::max(
+          p <= last ? stage.backwardBytes : stage.afterBytes, backwardLive[p]);
   }
   return chain;
 }
@@ -426,7 +449,7 @@ BudgetPlanner::BudgetPlanner(const MarkingProblem &problem,
     }
     // Few enough ops for every nested plan of contiguous segments too.
     if (n <= options.nestedLimit)
-      forEachNestedPlan(n, options.nestedDepth, [&](ArrayRef<SegmentPath> paths) {
+      forEachNestedPlan(n, /*maxDepth=*/n, [&](ArrayRef<SegmentPath> paths) {
         tryAdd(Marking(paths.begin(), paths.end()));
       });
     addChainPlans();

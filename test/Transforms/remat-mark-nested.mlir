@@ -1,29 +1,42 @@
 // The budget planner's chain dynamic program (ChainPlanner.h) writes nested
 // segments. On this chain of 8 tanh ops, each read by the backward region,
 // no marking with one segment peaks below 1024 bytes (the enumeration of all
-// 256 of them); a three-level nesting, Revolve's shape, reaches 768 bytes.
-// -remat-checkpoint applies it and the report measures the same peak.
+// 256 of them). At 768 bytes the program nests two segments inside two
+// others; the smallest peak, 512 bytes, takes six levels, one op per level,
+// Revolve's shape for a single checkpoint slot. -remat-checkpoint applies
+// the marks and the report measures the same peaks.
 
 // RUN: remat-opt %s -remat-mark="policy=budget budget-bytes=768" 2>&1 | FileCheck %s
 // RUN: remat-opt %s -remat-mark="policy=budget budget-bytes=768" -remat-checkpoint -remat-verify -remat-report 2>&1 | FileCheck %s --check-prefix=REPORT
-// RUN: not remat-opt %s -remat-mark="policy=budget budget-bytes=767" 2>&1 | FileCheck %s --check-prefix=INFEASIBLE
+// RUN: remat-opt %s -remat-mark="policy=budget budget-bytes=512" -remat-checkpoint -remat-verify -remat-report 2>&1 | FileCheck %s --check-prefix=DEEP
+// RUN: not remat-opt %s -remat-mark="policy=budget budget-bytes=511" 2>&1 | FileCheck %s --check-prefix=INFEASIBLE
 
-// CHECK: remark: -remat-mark: policy=budget, segments: 4, predicted peak 768 bytes, recompute FLOPs 640, budget 768 bytes
-// CHECK: math.tanh %{{.*}} {remat.segment = [0, 1, 2]}
-// CHECK: math.tanh %{{.*}} {remat.segment = [0, 1]}
-// CHECK: math.tanh %{{.*}} {remat.segment = [0, 1]}
+// CHECK: remark: -remat-mark: policy=budget, segments: 4, predicted peak 768 bytes, recompute FLOPs 448, budget 768 bytes
 // CHECK: math.tanh %{{.*}} {remat.segment = 0 : i64}
+// CHECK: math.tanh %{{.*}} {remat.segment = [0, 1]}
 // CHECK: math.tanh %{{.*}} {remat.segment = 0 : i64}
 // CHECK: math.tanh %{{.*}} : tensor<64xf32>
-// CHECK: math.tanh %{{.*}} {remat.segment = 3 : i64}
+// CHECK: math.tanh %{{.*}} {remat.segment = [2, 3]}
+// CHECK: math.tanh %{{.*}} {remat.segment = 2 : i64}
+// CHECK: math.tanh %{{.*}} : tensor<64xf32>
 // CHECK: math.tanh %{{.*}} : tensor<64xf32>
 
 // REPORT: static peak: 768 bytes
-// REPORT: recompute FLOPs: 640 in 10 recomputed ops
-// REPORT: segment 0.1: 2 ops, 4 recomputed (256 FLOPs)
-// REPORT: segment 0.1.2: 1 ops, 3 recomputed (192 FLOPs)
+// REPORT: recompute FLOPs: 448 in 7 recomputed ops
+// REPORT: segment 0.1: 1 ops, 2 recomputed (128 FLOPs)
+// REPORT: segment 2.3: 1 ops, 2 recomputed (128 FLOPs)
 
-// INFEASIBLE: error: -remat-mark: budget of 767 bytes is infeasible: the smallest peak reachable is 768 bytes (unmarked: 2048 bytes)
+// DEEP: static peak: 512 bytes
+// DEEP: recompute FLOPs: 1344 in 21 recomputed ops
+// DEEP: segment 0.1.2.3.4.5: 1 ops, 6 recomputed (384 FLOPs)
+// DEEP: math.tanh %arg0 {{.*}}remat.segment = [0, 1, 2, 3, 4, 5]}
+// DEEP: remat.segment = [0, 1, 2, 3, 4]}
+// DEEP: remat.segment = [0, 1, 2, 3]}
+// DEEP: remat.segment = [0, 1, 2]}
+// DEEP: remat.segment = [0, 1]}
+// DEEP: remat.segment = 0 : i64}
+
+// INFEASIBLE: error: -remat-mark: budget of 511 bytes is infeasible: the smallest peak reachable is 512 bytes (unmarked: 2048 bytes)
 
 func.func @deep(%x: tensor<64xf32>) -> tensor<64xf32> {
   %v0 = math.tanh %x : tensor<64xf32>

@@ -1,8 +1,8 @@
 //===- ChainPlannerTest.cpp - Chain dynamic program against brute force ---===//
 //
 // Checks the nested-checkpointing dynamic program on random heterogeneous
-// chains against a brute force over every well-nested segment structure (up
-// to three levels), each one evaluated by the chain model's simulation of
+// chains against a brute force over every well-nested segment structure (at
+// any depth), each one evaluated by the chain model's simulation of
 // -remat-checkpoint's rules: the same fewest recompute FLOPs at every memory
 // limit, and the plan the program returns measures what it claims.
 //
@@ -86,8 +86,8 @@ TEST(ChainPlannerTest, DynamicProgramEqualsBruteForce) {
     return std::uniform_int_distribution<int>(lo, hi)(rng);
   };
   int chains = 0, limits = 0, plans = 0, nestedOptima = 0;
-  for (int trial = 0; trial < 300; ++trial) {
-    unsigned n = 1 + trial % 7;
+  for (int trial = 0; trial < 420; ++trial) {
+    unsigned n = 1 + trial % 6;
     std::vector<ChainStage> chain(n);
     for (ChainStage &stage : chain) {
       stage.flops = pick(0, 20);
@@ -97,6 +97,8 @@ TEST(ChainPlannerTest, DynamicProgramEqualsBruteForce) {
       stage.transientBytes =
           stage.outBytes + stage.keptBytes + (pick(0, 3) == 0 ? 4 * pick(1, 4) : 0);
       stage.backwardBytes = pick(0, 2) == 0 ? 0 : 4 * pick(1, 8);
+      stage.afterBytes = pick(0, 2) == 0 ? 0 : 4 * pick(1, 8);
+      stage.inPlace = pick(0, 1) == 0;
     }
     if (!llvm::any_of(chain, [](const ChainStage &s) { return s.isRead(); }))
       chain.back().outRead = true;
@@ -104,7 +106,7 @@ TEST(ChainPlannerTest, DynamicProgramEqualsBruteForce) {
     // Fewest FLOPs per exact peak over every plan, and whether the best at
     // each peak needs nesting.
     std::map<int64_t, std::pair<int64_t, bool>> best;
-    forEachNestedPlan(n, 3, [&](ArrayRef<Path> paths) {
+    forEachNestedPlan(n, /*maxDepth=*/n, [&](ArrayRef<Path> paths) {
       std::optional<ChainPlan> plan = evaluateChainPlan(chain, paths);
       ASSERT_TRUE(plan);
       bool nested = llvm::any_of(paths, [](const Path &p) { return p.size() > 1; });
@@ -145,7 +147,7 @@ TEST(ChainPlannerTest, DynamicProgramEqualsBruteForce) {
     }
     ++chains;
   }
-  std::printf("chain planner: %d chains of 1 to 7 stages, %d plans "
+  std::printf("chain planner: %d chains of 1 to 6 stages, %d plans "
               "enumerated, %d memory limits, dynamic program = brute force "
               "on all; the optimum needs nested segments at %d limits\n",
               chains, plans, limits, nestedOptima);

@@ -43,9 +43,16 @@ struct ChainStage {
   /// outBytes + keptBytes).
   int64_t transientBytes = 0;
   /// Bytes of the backward region's own values (gradients) live while the
-  /// backward handles the stage: at its reader and at the recomputations
+  /// backward reads the stage: at its reader and at the recomputations
   /// placed before it.
   int64_t backwardBytes = 0;
+  /// Bytes of the backward region's own values after the stage's reader,
+  /// once what it read is dead, until the backward reads another stage.
+  int64_t afterBytes = 0;
+  /// Whether the stage writes its output into its input's buffer when the
+  /// input dies at it (an elementwise op reading the previous output, of
+  /// the same type): the two are then live as one buffer of outBytes.
+  bool inPlace = false;
 
   bool isRead() const { return outRead || keptBytes > 0; }
 };
@@ -68,7 +75,11 @@ struct ChainPlan {
 ///   early stop: up to that stage; in that recomputation, a stage outside the
 ///   segment's nested segments keeps what the backward reads and a nested
 ///   segment keeps nothing, and is recomputed in turn at its own first read;
-/// * a segment's input stays live until its last recomputation.
+/// * a segment's input stays live until its last recomputation;
+/// * a stage's reader is followed by a step where only the backward's own
+///   values (`afterBytes`) are added;
+/// * a stage marked `inPlace` shares its input's buffer when it is the
+///   input's last use.
 ///
 /// Paths must be well nested: stages with a common prefix are contiguous.
 /// Returns none for a path structure the model does not describe (a nested
@@ -123,7 +134,7 @@ private:
 
   std::vector<ChainStage> stages;
   /// Sizes in units: output, kept, transient.
-  std::vector<int64_t> out, kept, transient, backward;
+  std::vector<int64_t> out, kept, transient, backward, after;
   /// lastRead[s][t]: the last read stage in [s, t], or -1.
   std::vector<int> lastRead;
   std::vector<int64_t> prefixFlops;

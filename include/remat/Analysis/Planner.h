@@ -133,11 +133,10 @@ struct BudgetOptions {
   /// recomputed ops (as one segment): the answer is optimal over them.
   unsigned exactLimit = 14;
   /// Up to this many decision ops (and within exactLimit) it also measures
-  /// every well-nested plan of contiguous segments down to `nestedDepth`
-  /// levels (forEachNestedPlan: 11348 plans for 6 ops at three levels), so
-  /// the answer is also optimal over nested segments.
+  /// every well-nested plan of contiguous segments, at any depth
+  /// (forEachNestedPlan: 25216 plans for 6 ops), so the answer is also
+  /// optimal over nested segments.
   unsigned nestedLimit = 6;
-  unsigned nestedDepth = 3;
   /// Beyond, at most this many markings are evaluated for the heuristic
   /// pool.
   unsigned maxEvaluations = 1500;
