@@ -43,6 +43,11 @@ private:
     int input;
     int64_t from;
     int64_t outLast, keptLast;
+    /// Computes of later stages that read the output, and whether the
+    /// output must be stored anyway (read by the backward, or a
+    /// recomputation's input, read through a barrier).
+    int consumers = 0;
+    bool stored = false;
   };
   /// A segment: the stages whose paths start with `prefix`.
   struct Segment {
@@ -55,7 +60,7 @@ private:
     std::map<unsigned, int> clones;
   };
 
-  int compute(unsigned stage, int input);
+  int compute(unsigned stage, int input, bool barrier = false);
   void use(int instance, bool out, bool kept);
   int resolve(unsigned stage, int64_t reader);
 
@@ -72,10 +77,13 @@ private:
 
 } // namespace
 
-int ChainSimulation::compute(unsigned stage, int input) {
+int ChainSimulation::compute(unsigned stage, int input, bool barrier) {
   const ChainStage &s = chain[stage];
-  if (input >= 0)
+  if (input >= 0) {
     use(input, /*out=*/true, /*kept=*/false);
+    ++instances[input].consumers;
+    instances[input].stored |= barrier;
+  }
   instances.push_back({stage, input, now, now, now});
   scratch[now] += std::max<int64_t>(0, s.transientBytes - s.outBytes -
                                            s.keptBytes);
@@ -116,7 +124,7 @@ int ChainSimulation::resolve(unsigned stage, int64_t reader) {
       for (unsigned j = segment.lo; j <= stage; ++j) {
         ++now;
         scratch[now] += chain[reader].backwardBytes;
-        previous = compute(j, previous);
+        previous = compute(j, previous, /*barrier=*/j == segment.lo);
         segment.clones[j] = previous;
         recomputeFlops += chain[j].flops;
       }
@@ -166,20 +174,27 @@ std::optional<ChainPlan> ChainSimulation::run(ArrayRef<Path> stagePaths) {
     ++now;
     scratch[now] += chain[i].backwardBytes;
     use(instance, chain[i].outRead, chain[i].keptBytes > 0);
+    instances[instance].stored |= chain[i].outRead;
     ++now;
     scratch[now] += chain[i].afterBytes;
   }
 
-  // Sweep the intervals.
+  // Sweep the intervals. In creation order, inputs first: whether each
+  // instance was written into its input's buffer (which keeps it stored even
+  // if fusion would compute it inside its reader), and whether it is fused.
   SmallVector<int64_t, 0> delta(now + 2, 0);
-  for (const Instance &value : instances) {
+  SmallVector<bool, 0> fused(instances.size(), false);
+  for (auto [index, value] : llvm::enumerate(instances)) {
     const ChainStage &s = chain[value.stage];
-    delta[value.from] += s.outBytes + s.keptBytes;
-    delta[value.outLast + 1] -= s.outBytes;
+    bool inPlace = s.inPlace && value.input >= 0 && !fused[value.input] &&
+                   instances[value.input].outLast == value.from;
+    fused[index] =
+        s.fusedOut && !value.stored && value.consumers == 1 && !inPlace;
+    int64_t outBytes = fused[index] ? 0 : s.outBytes;
+    delta[value.from] += outBytes + s.keptBytes;
+    delta[value.outLast + 1] -= outBytes;
     delta[value.keptLast + 1] -= s.keptBytes;
-    // Written into its input's buffer when the input dies here.
-    if (s.inPlace && value.input >= 0 &&
-        instances[value.input].outLast == value.from) {
+    if (inPlace) {
       int64_t shared = chain[instances[value.input].stage].outBytes;
       delta[value.from] -= shared;
       delta[value.from + 1] += shared;
@@ -289,9 +304,11 @@ void remat::forEachNestedPlan(unsigned n, unsigned maxDepth,
 static constexpr int64_t kInfeasible = std::numeric_limits<int64_t>::max() / 4;
 
 /// The option the dynamic program chose for the sub-chain [s, t]: keep stage
-/// s, or nest the segment [s, split - 1].
+/// s, or nest the segment [s, split - 1]; `fuse`: the output before the
+/// rest is fused into the rest's first stage, which must then be kept.
 struct ChainPlanner::Choice {
   bool keep = true;
+  bool fuse = false;
   unsigned split = 0;
 };
 
@@ -333,29 +350,35 @@ ChainPlanner::ChainPlanner(ArrayRef<ChainStage> chain, unsigned maxUnits)
   solve();
 }
 
-int64_t &ChainPlanner::entry(bool held, unsigned s, unsigned t, unsigned m) {
-  return cost[((size_t(held) * n + s) * n + t) * (units + 1) + m];
+int64_t &ChainPlanner::entry(Input input, unsigned s, unsigned t,
+                             unsigned m) {
+  return cost[((size_t(input) * n + s) * n + t) * (units + 1) + m];
 }
 
-int64_t ChainPlanner::entry(bool held, unsigned s, unsigned t,
+int64_t ChainPlanner::entry(Input input, unsigned s, unsigned t,
                             unsigned m) const {
-  return cost[((size_t(held) * n + s) * n + t) * (units + 1) + m];
+  return cost[((size_t(input) * n + s) * n + t) * (units + 1) + m];
 }
 
-int64_t ChainPlanner::topEntry(bool held, unsigned s, unsigned m) const {
+int64_t ChainPlanner::topEntry(Input input, unsigned s, unsigned m) const {
   if (s == n)
     return 0;
-  return top[(size_t(held) * n + s) * (units + 1) + m];
+  return top[(size_t(input) * n + s) * (units + 1) + m];
 }
 
-/// The cheapest way to process the stages [s, t] at one level, their input
-/// live (`held`: counted by the caller throughout; else counted here and
-/// freed once read), within `m` units. At a recomputation (`!isTop`) the
-/// stages' forward FLOPs count, and stage t, the one the backward reads
-/// first, is kept; at the forward level (`isTop`, t = n - 1) they are free
-/// and a segment may end at the last stage.
-int64_t ChainPlanner::bestLevel(bool held, unsigned s, unsigned t, unsigned m,
-                                bool isTop, Choice *choice) const {
+int64_t ChainPlanner::inputBytes(Input input, unsigned s) const {
+  return input != Free || s == 0 ? 0 : out[s - 1];
+}
+
+/// The cheapest way to process the stages [s, t] at one level within `m`
+/// units, their input live: `Held` by the caller throughout, `Free` (counted
+/// here and freed once read) or `Fused` into stage s (no bytes; stage s must
+/// be kept). At a recomputation (`!isTop`) the stages' forward FLOPs count,
+/// and stage t, the one the backward reads first, is kept; at the forward
+/// level (`isTop`, t = n - 1) they are free and a segment may end at the
+/// last stage.
+int64_t ChainPlanner::bestLevel(Input input, unsigned s, unsigned t,
+                                unsigned m, bool isTop, Choice *choice) const {
   int64_t best = kInfeasible;
   auto consider = [&](int64_t value, Choice option) {
     if (value < best) {
@@ -364,55 +387,80 @@ int64_t ChainPlanner::bestLevel(bool held, unsigned s, unsigned t, unsigned m,
         *choice = option;
     }
   };
-  int64_t in = held || s == 0 ? 0 : out[s - 1];
+  int64_t in = inputBytes(input, s);
   // The backward's own values while this level runs its forward: those of
   // the stage whose reader recomputes it.
   int64_t overhead = isTop ? 0 : backward[t];
-  auto rest = [&](bool restHeld, unsigned from, int64_t limit) -> int64_t {
+  auto rest = [&](Input restInput, unsigned from, int64_t limit) -> int64_t {
     if (limit < 0)
       return kInfeasible;
     if (from > t)
       return 0;
-    return isTop ? topEntry(restHeld, from, limit)
-                 : entry(restHeld, from, t, limit);
+    return isTop ? topEntry(restInput, from, limit)
+                 : entry(restInput, from, t, limit);
   };
   auto flopsOf = [&](unsigned from, unsigned to) {
     return isTop ? 0 : prefixFlops[to + 1] - prefixFlops[from];
   };
+  // Whether stage j's output may be fused into stage j + 1 at this level.
+  auto fusible = [&](unsigned j) { return stages[j].fusedOut && j < t; };
 
   // Keep stage s: what the backward reads of it stays live over the rest.
   const ChainStage &stage = stages[s];
   int64_t keptHere = kept[s] + (stage.outRead ? out[s] : 0);
-  // Written into its input's buffer if this is the input's last use.
-  int64_t inAtStage = stage.inPlace && !held ? 0 : in;
+  // Written into its stored input's buffer if this is the input's last use;
+  // then the output is stored in that buffer, fusible or not.
+  bool joins = stage.inPlace && input == Free && s > 0;
+  int64_t inAtStage = joins ? 0 : in;
   // Its reader comes after the rest, with what it keeps live, then the
   // backward's values after it.
-  if (inAtStage + transient[s] + overhead <= m &&
-      (!stage.isRead() || (keptHere + backward[s] <= m && after[s] <= m))) {
-    int64_t after = rest(stage.outRead, s + 1, int64_t(m) - keptHere);
-    if (after < kInfeasible)
-      consider(flopsOf(s, s) + after, {true, 0});
+  if (!stage.isRead() || (keptHere + backward[s] <= m && after[s] <= m)) {
+    // Its output stored, or fused into the next stage, which is then kept.
+    for (bool fuse : {false, true}) {
+      if (fuse && (!fusible(s) || stage.outRead || joins))
+        continue;
+      if (inAtStage + transient[s] - (fuse ? out[s] : 0) + overhead > m)
+        continue;
+      Input next = fuse ? Fused : stage.outRead ? Held : Free;
+      int64_t later = rest(next, s + 1, int64_t(m) - keptHere);
+      if (later < kInfeasible)
+        consider(flopsOf(s, s) + later, {true, fuse, 0});
+    }
   }
+  if (input == Fused)
+    return best;
 
   // Nest the segment [s, split - 1]: run it keeping nothing but its input,
-  // process the rest, then recompute it up to its last read stage.
+  // process the rest, then recompute it up to its last read stage. In the
+  // run, each stage's output dies at the next stage, fused into it if it
+  // can be; the last one's may be fused into the rest's first stage.
   int64_t running = 0;
+  bool previousStored = false;
   unsigned end = isTop ? t + 1 : t;
   for (unsigned split = s + 1; split <= end; ++split) {
     unsigned j = split - 1;
-    // In the segment, each stage's output dies at the next stage.
-    int64_t previous = j == s || stages[j].inPlace ? 0 : out[j - 1];
-    running = std::max(running, previous + transient[j]);
-    if (in + running + overhead > m)
+    bool runJoins = j > s && stages[j].inPlace && previousStored;
+    int64_t previous = j == s || !previousStored || runJoins ? 0 : out[j - 1];
+    int64_t stored = previous + transient[j];
+    bool canFuse = fusible(j) && !runJoins;
+    int64_t fused = canFuse ? stored - out[j] : stored;
+    if (in + std::max(running, fused) + overhead > m)
       break;
-    int64_t after = rest(false, split, int64_t(m) - in);
-    if (after >= kInfeasible)
-      continue;
     int last = lastRead[s * n + j];
-    int64_t inner = last < 0 ? 0 : entry(held, s, last, m);
-    if (inner >= kInfeasible)
-      continue;
-    consider(flopsOf(s, j) + after + inner, {false, split});
+    int64_t inner = last < 0 ? 0 : entry(input, s, last, m);
+    for (bool fuse : {false, true}) {
+      if (fuse && !canFuse)
+        continue;
+      if (inner >= kInfeasible ||
+          in + std::max(running, fuse ? fused : stored) + overhead > m)
+        continue;
+      int64_t later = rest(fuse ? Fused : Free, split, int64_t(m) - in);
+      if (later < kInfeasible)
+        consider(flopsOf(s, j) + later + inner, {false, fuse, split});
+    }
+    // Stage j is inside the longer segments, fused if it can be.
+    running = std::max(running, fused);
+    previousStored = !canFuse;
   }
   return best;
 }
@@ -421,8 +469,8 @@ void ChainPlanner::solve() {
   if (n == 0)
     return;
   size_t width = units + 1;
-  cost.assign(2 * size_t(n) * n * width, kInfeasible);
-  top.assign(2 * size_t(n) * width, kInfeasible);
+  cost.assign(3 * size_t(n) * n * width, kInfeasible);
+  top.assign(3 * size_t(n) * width, kInfeasible);
   // Recomputations of [s, t] with t read, shortest first: every option reads
   // strictly shorter sub-chains.
   for (unsigned length = 1; length <= n; ++length)
@@ -430,38 +478,37 @@ void ChainPlanner::solve() {
       unsigned t = s + length - 1;
       if (!stages[t].isRead())
         continue;
-      for (bool held : {false, true})
+      for (Input input : {Free, Held, Fused})
         for (unsigned m = 0; m <= units; ++m)
-          entry(held, s, t, m) = bestLevel(held, s, t, m, false, nullptr);
+          entry(input, s, t, m) = bestLevel(input, s, t, m, false, nullptr);
     }
   for (unsigned s = n; s-- > 0;)
-    for (bool held : {false, true})
+    for (Input input : {Free, Held, Fused})
       for (unsigned m = 0; m <= units; ++m)
-        top[(size_t(held) * n + s) * width + m] =
-            bestLevel(held, s, n - 1, m, true, nullptr);
+        top[(size_t(input) * n + s) * width + m] =
+            bestLevel(input, s, n - 1, m, true, nullptr);
 }
 
 std::optional<int64_t> ChainPlanner::getCost(unsigned limit) const {
   if (n == 0)
     return 0;
-  int64_t value = topEntry(false, 0, std::min(limit, units));
+  int64_t value = topEntry(Free, 0, std::min(limit, units));
   if (value >= kInfeasible)
     return std::nullopt;
   return value;
 }
 
-void ChainPlanner::extract(bool held, unsigned s, unsigned t, unsigned m,
+void ChainPlanner::extract(Input input, unsigned s, unsigned t, unsigned m,
                            bool isTop, Path prefix, int64_t &nextId,
                            ChainPlan &plan) const {
   while (s <= t) {
     Choice choice;
-    bestLevel(held, s, t, m, isTop, &choice);
-    int64_t in = held || s == 0 ? 0 : out[s - 1];
+    bestLevel(input, s, t, m, isTop, &choice);
     if (choice.keep) {
       plan.paths[s] = prefix;
       const ChainStage &stage = stages[s];
       m -= kept[s] + (stage.outRead ? out[s] : 0);
-      held = stage.outRead;
+      input = choice.fuse ? Fused : stage.outRead ? Held : Free;
       ++s;
       continue;
     }
@@ -471,9 +518,9 @@ void ChainPlanner::extract(bool held, unsigned s, unsigned t, unsigned m,
     for (unsigned i = s; i <= j; ++i)
       plan.paths[i] = inner;
     if (int last = lastRead[s * n + j]; last >= 0)
-      extract(held, s, last, m, /*isTop=*/false, inner, nextId, plan);
-    m -= in;
-    held = false;
+      extract(input, s, last, m, /*isTop=*/false, inner, nextId, plan);
+    m -= inputBytes(input, s);
+    input = choice.fuse ? Fused : Free;
     s = choice.split;
   }
 }
@@ -486,7 +533,7 @@ std::optional<ChainPlan> ChainPlanner::getPlan(unsigned limit) const {
   plan.paths.resize(n);
   int64_t nextId = 0;
   if (n > 0)
-    extract(false, 0, n - 1, std::min(limit, units), /*isTop=*/true, {},
+    extract(Free, 0, n - 1, std::min(limit, units), /*isTop=*/true, {},
             nextId, plan);
   if (std::optional<ChainPlan> measured = evaluateChainPlan(stages, plan.paths))
     plan.peakBytes = measured->peakBytes;

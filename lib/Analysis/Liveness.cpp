@@ -48,13 +48,17 @@ bool isFreshInitOnly(Value value) {
 /// linalg's elementwise fusion folds a producer into its consumer.
 bool isFusedIntoUser(Value value) {
   Operation *def = value.getDefiningOp();
-  if (!def || !value.hasOneUse() ||
-      !(def->hasTrait<OpTrait::Elementwise>() || isa<PhiloxUniformOp>(def)))
-    return false;
-  return (*value.user_begin())->hasTrait<OpTrait::Elementwise>();
+  return def && value.hasOneUse() &&
+         canFuseElementwise(def, *value.user_begin());
 }
 
 } // namespace
+
+bool remat::canFuseElementwise(Operation *producer, Operation *consumer) {
+  return (producer->hasTrait<OpTrait::Elementwise>() ||
+          isa<PhiloxUniformOp>(producer)) &&
+         consumer->hasTrait<OpTrait::Elementwise>();
+}
 
 bool remat::hasOwnStorage(OpResult result) {
   Operation *op = result.getOwner();

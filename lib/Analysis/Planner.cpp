@@ -138,6 +138,25 @@ void MarkingProblem::buildRelaxation() const {
   relaxation->push_back(std::move(atBackward));
 }
 
+/// Returns true if elementwise fusion (canFuseElementwise) computes `value`
+/// inside `next` wherever nothing but `next` reads it: `next` reads it once
+/// and no other forward op does (the backward region's readers aside), so
+/// an instance that only `next` reads is never stored.
+static bool isFusibleInto(OpResult value, Operation *next) {
+  if (!canFuseElementwise(value.getOwner(), next))
+    return false;
+  unsigned forwardUses = 0;
+  for (OpOperand &use : value.getUses()) {
+    if (isa<BackwardOp>(use.getOwner()->getParentOp()) ||
+        use.getOwner()->getParentOfType<BackwardOp>())
+      continue;
+    if (use.getOwner() != next)
+      return false;
+    ++forwardUses;
+  }
+  return forwardUses == 1;
+}
+
 std::vector<ChainStage>
 MarkingProblem::getChain(unsigned maxStages,
                          SmallVectorImpl<size_t> &firstOp) const {
@@ -220,8 +239,12 @@ MarkingProblem::getChain(unsigned maxStages,
         reader = std::min(reader, first);
         lastReader = std::max(lastReader, last);
         bool isRead = last >= 0;
-        // A value the backward reads has storage in every marking.
-        int64_t bytes = isRead || hasOwnStorage(result)
+        // A value the backward reads has storage where the backward reads
+        // it; the stage's output, if fusible into the next stage's op, where
+        // it is not fused (ChainStage::fusedOut).
+        bool fusedOut = i + 1 == end && end < n && isFusibleInto(result, ops[end]);
+        stage.fusedOut |= fusedOut;
+        int64_t bytes = isRead || fusedOut || hasOwnStorage(result)
                             ? getValueBytes(result).value_or(0)
                             : 0;
         own += bytes;

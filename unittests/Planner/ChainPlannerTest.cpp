@@ -100,6 +100,8 @@ TEST(ChainPlannerTest, DynamicProgramEqualsBruteForce) {
       stage.afterBytes = pick(0, 2) == 0 ? 0 : 4 * pick(1, 8);
       stage.inPlace = pick(0, 1) == 0;
     }
+    for (unsigned i = 0; i + 1 < n; ++i)
+      chain[i].fusedOut = pick(0, 1) == 0;
     if (!llvm::any_of(chain, [](const ChainStage &s) { return s.isRead(); }))
       chain.back().outRead = true;
 

@@ -7,7 +7,9 @@
 // budget never more recompute. The ILP (without the heuristic pool) must
 // reach the same optimum and prove it; the heuristic mode (forced on the
 // same graphs) must stay feasible and monotone, and its lower bound never
-// exceed the optimum; its gap is measured and printed.
+// exceed the optimum; its gap is measured and printed. Up to 6 ops the
+// brute force also runs every nested plan through the pass; on chains the
+// chain dynamic program alone must be exact, its model the measurement.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,46 +44,62 @@ namespace {
 /// A random step of `n` forward ops: elementwise ops (1 FLOP per element)
 /// on tensors of 4 to 32 elements, slices (0 FLOPs, fewer bytes) and
 /// concatenations (more bytes). In a chain each op reads the op before it;
-/// in a DAG any earlier value. The backward region reads a random nonempty
-/// subset of the forward values, in reverse order, as a backward pass does.
+/// in a DAG any earlier value. A `strict` chain's binary ops read the op
+/// before twice, and some of its ops change precision (f32 to f16 and
+/// back), which elementwise fusion crosses but in-place writes do not. The
+/// backward region reads a random nonempty subset of the forward values, in
+/// reverse order, as a backward pass does.
 std::string randomStep(std::mt19937 &rng, int n, bool chain,
                        bool strict = false) {
   auto pick = [&](int bound) {
     return std::uniform_int_distribution<int>(0, bound - 1)(rng);
   };
-  auto type = [](int w) { return "tensor<" + std::to_string(w) + "xf32>"; };
-  std::vector<std::pair<std::string, int>> values = {{"%x", 16}};
+  auto type = [](int w, bool half = false) {
+    return "tensor<" + std::to_string(w) + (half ? "xf16>" : "xf32>");
+  };
+  struct Value {
+    std::string name;
+    int width;
+    bool half = false;
+  };
+  std::vector<Value> values = {{"%x", 16}};
   std::ostringstream os;
   os << "func.func @step(%x: tensor<16xf32>) -> tensor<16xf32> {\n";
   for (int i = 0; i < n; ++i) {
     std::string name = "%v" + std::to_string(i);
-    auto [x, w] = chain ? values.back() : values[pick(values.size())];
+    auto [x, w, half] = chain ? values.back() : values[pick(values.size())];
     int kind = pick(6);
     if (kind == 4 && w > 4) {
       int slice = w / 2;
       os << "  " << name << " = tensor.extract_slice " << x << "[0] ["
-         << slice << "] [1] : " << type(w) << " to " << type(slice) << "\n";
-      values.push_back({name, slice});
+         << slice << "] [1] : " << type(w, half) << " to "
+         << type(slice, half) << "\n";
+      values.push_back({name, slice, half});
     } else if (kind == 5 && w < 32) {
       os << "  " << name << " = tensor.concat dim(0) " << x << ", " << x
-         << " : (" << type(w) << ", " << type(w) << ") -> " << type(2 * w)
-         << "\n";
-      values.push_back({name, 2 * w});
+         << " : (" << type(w, half) << ", " << type(w, half) << ") -> "
+         << type(2 * w, half) << "\n";
+      values.push_back({name, 2 * w, half});
+    } else if (strict && kind == 3 && pick(2) == 0) {
+      os << "  " << name << " = " << (half ? "arith.extf " : "arith.truncf ")
+         << x << " : " << type(w, half) << " to " << type(w, !half) << "\n";
+      values.push_back({name, w, !half});
     } else {
       static const char *unary[] = {"math.tanh", "math.exp"};
       static const char *binary[] = {"arith.mulf", "arith.addf"};
       kind %= 4;
       std::vector<std::string> same;
-      for (auto &[other, width] : values)
-        if (width == w && (!strict || other == x))
-          same.push_back(other);
+      for (const Value &other : values)
+        if (other.width == w && other.half == half &&
+            (!strict || other.name == x))
+          same.push_back(other.name);
       if (kind < 2)
         os << "  " << name << " = " << unary[kind] << " " << x << " : "
-           << type(w) << "\n";
+           << type(w, half) << "\n";
       else
         os << "  " << name << " = " << binary[kind - 2] << " " << x << ", "
-           << same[pick(same.size())] << " : " << type(w) << "\n";
-      values.push_back({name, w});
+           << same[pick(same.size())] << " : " << type(w, half) << "\n";
+      values.push_back({name, w, half});
     }
   }
   os << "  %g = remat.backward {\n";
@@ -93,10 +111,16 @@ std::string randomStep(std::mt19937 &rng, int n, bool chain,
     used.push_back(n);
   std::string acc = "%x";
   for (auto it = used.rbegin(); it != used.rend(); ++it) {
-    auto [v, w] = values[*it];
+    auto [v, w, half] = values[*it];
     std::string square = "%s" + std::to_string(*it);
     os << "    " << square << " = arith.mulf " << v << ", " << v << " : "
-       << type(w) << "\n";
+       << type(w, half) << "\n";
+    if (half) {
+      std::string wide = "%e" + std::to_string(*it);
+      os << "    " << wide << " = arith.extf " << square << " : "
+         << type(w, true) << " to " << type(w) << "\n";
+      square = wide;
+    }
     std::string reduced = square;
     if (w != 16) {
       // Any 16 elements of it, so every use is consumed the same way.
@@ -121,6 +145,30 @@ std::string randomStep(std::mt19937 &rng, int n, bool chain,
   }
   os << "    remat.yield " << acc << " : tensor<16xf32>\n";
   os << "  } : tensor<16xf32>\n  return %g : tensor<16xf32>\n}\n";
+  return os.str();
+}
+
+/// A plan's segment paths, for failure messages.
+std::string describe(ArrayRef<SegmentPath> paths) {
+  std::string text;
+  for (const SegmentPath &path : paths) {
+    text += "[";
+    for (auto [index, id] : llvm::enumerate(path))
+      text += (index ? ", " : "") + std::to_string(id);
+    text += "] ";
+  }
+  return text;
+}
+
+/// A chain model's stages, for failure messages.
+std::string describe(ArrayRef<ChainStage> stages) {
+  std::ostringstream os;
+  for (const ChainStage &stage : stages)
+    os << "  stage: " << stage.flops << " FLOPs, out " << stage.outBytes
+       << (stage.outRead ? " read" : "") << (stage.fusedOut ? " fused" : "")
+       << (stage.inPlace ? ", in place" : "") << ", kept " << stage.keptBytes
+       << ", transient " << stage.transientBytes << ", backward "
+       << stage.backwardBytes << ", after " << stage.afterBytes << "\n";
   return os.str();
 }
 
@@ -396,6 +444,71 @@ TEST_F(PlannerTest, NestedEqualsBruteForceOnSmallGraphs) {
               "nesting beats every one-segment marking at %d budgets\n",
               cases, plans, budgets, nestedWins);
   EXPECT_EQ(cases, 54);
+}
+
+TEST_F(PlannerTest, ChainProgramIsExactOnChains) {
+  // Chains whose every op reads only the op before: the chain model must be
+  // the measured profile on every nested plan at any depth, and the chain
+  // dynamic program alone (no enumeration, no pool, no ILP), each plan
+  // measured, must reach the brute force's optimum at every budget. The
+  // measurement is the planner's evaluator, which the test above checks
+  // against the pass.
+  std::mt19937 rng(2000);
+  int cases = 0, budgets = 0, exact = 0, plans = 0, modelAgrees = 0;
+  for (int trial = 0; trial < 90; ++trial) {
+    int n = 1 + trial % 6;
+    std::string source = randomStep(rng, n, /*chain=*/true, /*strict=*/true);
+    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
+    ASSERT_TRUE(module) << source;
+    auto function = *module->getOps<func::FuncOp>().begin();
+    FailureOr<MarkingProblem> problem = MarkingProblem::build(function);
+    ASSERT_TRUE(succeeded(problem));
+    SmallVector<size_t> firstOp;
+    std::vector<ChainStage> stages = problem->getChain(64, firstOp);
+    ASSERT_EQ(stages.size(), static_cast<size_t>(n));
+
+    std::map<int64_t, int64_t> best;
+    forEachNestedPlan(n, /*maxDepth=*/n, [&](ArrayRef<SegmentPath> paths) {
+      PlanCost cost = problem->evaluate(paths);
+      auto [it, inserted] =
+          best.try_emplace(cost.peakBytes, cost.recomputeFlops);
+      if (!inserted)
+        it->second = std::min(it->second, cost.recomputeFlops);
+      // The model's account of the same plan.
+      std::optional<ChainPlan> model = evaluateChainPlan(stages, paths);
+      ASSERT_TRUE(model);
+      EXPECT_EQ(model->recomputeFlops, cost.recomputeFlops) << source;
+      bool agrees = model->peakBytes == cost.peakBytes;
+      // The first disagreement in full; the count says how many.
+      EXPECT_TRUE(agrees || modelAgrees < plans)
+          << source << "plan " << describe(paths) << ": model peak "
+          << model->peakBytes << ", measured " << cost.peakBytes << "\n"
+          << describe(stages);
+      modelAgrees += agrees;
+      ++plans;
+    });
+
+    BudgetOptions chainOnly{/*exactLimit=*/0, 0, /*heuristicPool=*/false};
+    chainOnly.nestedLimit = 0;
+    chainOnly.ilpLimit = 0;
+    BudgetPlanner planner(*problem, chainOnly);
+    int64_t optimum = std::numeric_limits<int64_t>::max();
+    for (auto [budget, flops] : best) {
+      optimum = std::min(optimum, flops);
+      std::optional<PlanPoint> plan = planner.solve(budget);
+      EXPECT_TRUE(plan && plan->cost.recomputeFlops == optimum)
+          << source << "budget " << budget << " optimum " << optimum;
+      exact += plan && plan->cost.recomputeFlops == optimum;
+      ++budgets;
+    }
+    ++cases;
+  }
+  std::printf("chain dynamic program alone: %d chains of 1 to 6 ops, %d "
+              "budgets, equal to the brute force over %d nested plans at %d; "
+              "the chain model predicts the measured peak of %d plans\n",
+              cases, budgets, plans, exact, modelAgrees);
+  EXPECT_EQ(modelAgrees, plans);
+  EXPECT_EQ(exact, budgets);
 }
 
 } // namespace

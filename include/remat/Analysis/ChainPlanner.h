@@ -53,6 +53,11 @@ struct ChainStage {
   /// input dies at it (an elementwise op reading the previous output, of
   /// the same type): the two are then live as one buffer of outBytes.
   bool inPlace = false;
+  /// Whether an instance of the output is computed inside the next stage
+  /// (elementwise fusion) when that stage's compute is its only reader: it
+  /// is then never stored. Read by the backward, or the input of a
+  /// recomputation (read through a barrier), it is stored.
+  bool fusedOut = false;
 
   bool isRead() const { return outRead || keptBytes > 0; }
 };
@@ -79,7 +84,9 @@ struct ChainPlan {
 /// * a stage's reader is followed by a step where only the backward's own
 ///   values (`afterBytes`) are added;
 /// * a stage marked `inPlace` shares its input's buffer when it is the
-///   input's last use.
+///   input's last use;
+/// * a `fusedOut` stage's output read only by the next stage's compute is
+///   never stored.
 ///
 /// Paths must be well nested: stages with a common prefix are contiguous.
 /// Returns none for a path structure the model does not describe (a nested
@@ -122,13 +129,17 @@ public:
 
 private:
   struct Choice;
-  int64_t &entry(bool held, unsigned s, unsigned t, unsigned m);
-  int64_t entry(bool held, unsigned s, unsigned t, unsigned m) const;
-  int64_t topEntry(bool held, unsigned s, unsigned m) const;
+  /// How a level's input is live: held by the caller, counted by the level
+  /// and freed once read, or fused into the level's first stage.
+  enum Input : unsigned { Free, Held, Fused };
+  int64_t &entry(Input input, unsigned s, unsigned t, unsigned m);
+  int64_t entry(Input input, unsigned s, unsigned t, unsigned m) const;
+  int64_t topEntry(Input input, unsigned s, unsigned m) const;
+  int64_t inputBytes(Input input, unsigned s) const;
   void solve();
-  int64_t bestLevel(bool held, unsigned s, unsigned t, unsigned m,
+  int64_t bestLevel(Input input, unsigned s, unsigned t, unsigned m,
                     bool top, Choice *choice) const;
-  void extract(bool held, unsigned s, unsigned t, unsigned m, bool top,
+  void extract(Input input, unsigned s, unsigned t, unsigned m, bool top,
                SegmentPath prefix, int64_t &nextId,
                ChainPlan &plan) const;
 
@@ -141,8 +152,8 @@ private:
   int64_t quantum = 1;
   unsigned units = 0;
   unsigned n = 0;
-  /// cost[held][s][t][m] for recomputations, top[held][s][m] for the forward
-  /// level over the suffix from s.
+  /// cost[input][s][t][m] for recomputations, top[input][s][m] for the
+  /// forward level over the suffix from s.
   std::vector<int64_t> cost, top;
 };
 

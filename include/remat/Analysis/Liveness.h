@@ -59,6 +59,13 @@ struct MemoryProfile {
 /// casts), fresh inits and elementwise results fused into their only user.
 bool hasOwnStorage(mlir::OpResult result);
 
+/// Returns true if elementwise fusion computes a result of `producer` inside
+/// `consumer` when `consumer` is its only use: an elementwise (or
+/// counter-based random) op read by an elementwise op, which is when
+/// linalg's elementwise fusion folds a producer into its consumer. Such a
+/// result never exists as a tensor.
+bool canFuseElementwise(mlir::Operation *producer, mlir::Operation *consumer);
+
 /// Computes the memory profile of `function`, which must hold a
 /// `remat.backward`. Fails with a diagnostic on a tensor of dynamic shape.
 /// O(n log n) in the number of values and uses.
