@@ -203,9 +203,8 @@ MarkingProblem::getChain(unsigned maxStages,
   if (succeeded(profile)) {
     // The backward body's ops follow the forward's in the schedule (and
     // the function's terminator follows them).
-    int64_t offset =
-        llvm::find(profile->schedule, &backwardBody.front()) -
-        profile->schedule.begin();
+    int64_t offset = llvm::find(profile->schedule, &backwardBody.front()) -
+                     profile->schedule.begin();
     int64_t live = 0;
     for (int64_t p = 0; p < base; ++p) {
       live += forwardLive[p];
@@ -242,7 +241,8 @@ MarkingProblem::getChain(unsigned maxStages,
         // A value the backward reads has storage where the backward reads
         // it; the stage's output, if fusible into the next stage's op, where
         // it is not fused (ChainStage::fusedOut).
-        bool fusedOut = i + 1 == end && end < n && isFusibleInto(result, ops[end]);
+        bool fusedOut =
+            i + 1 == end && end < n && isFusibleInto(result, ops[end]);
         stage.fusedOut |= fusedOut;
         int64_t bytes = isRead || fusedOut || hasOwnStorage(result)
                             ? getValueBytes(result).value_or(0)

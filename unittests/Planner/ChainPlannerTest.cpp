@@ -63,8 +63,8 @@ TEST(ChainPlannerTest, EnumerationIsCompleteAndDistinct) {
           EXPECT_LE(path.size(), depth);
           std::vector<int64_t> renamed;
           for (auto [level, id] : llvm::enumerate(path))
-            renamed.push_back(
-                ids.try_emplace({level, id}, int64_t(ids.size())).first->second);
+            renamed.push_back(ids.try_emplace({level, id}, int64_t(ids.size()))
+                                  .first->second);
           canonical.push_back(renamed);
         }
         EXPECT_TRUE(seen.insert(canonical).second) << "n " << n;

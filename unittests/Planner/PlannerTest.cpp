@@ -187,7 +187,8 @@ protected:
   /// segment): the real -remat-checkpoint pass on a copy, then the profile.
   PlanCost reference(ModuleOp module, uint64_t mask) {
     Marking marking;
-    for (Operation &op : (*module.getOps<func::FuncOp>().begin()).getBody().front()) {
+    auto function = *module.getOps<func::FuncOp>().begin();
+    for (Operation &op : function.getBody().front()) {
       if (isa<BackwardOp>(op))
         break;
       marking.push_back(mask >> marking.size() & 1 ? SegmentPath{0}

@@ -55,8 +55,9 @@ struct ChainStage {
   bool inPlace = false;
   /// Whether an instance of the output is computed inside the next stage
   /// (elementwise fusion) when that stage's compute is its only reader: it
-  /// is then never stored. Read by the backward, or the input of a
-  /// recomputation (read through a barrier), it is stored.
+  /// is then never stored. Read by the backward, the input of a
+  /// recomputation (read through a barrier), or written in place into its
+  /// own input's buffer, it is stored.
   bool fusedOut = false;
 
   bool isRead() const { return outRead || keptBytes > 0; }
@@ -86,7 +87,7 @@ struct ChainPlan {
 /// * a stage marked `inPlace` shares its input's buffer when it is the
 ///   input's last use;
 /// * a `fusedOut` stage's output read only by the next stage's compute is
-///   never stored.
+///   never stored, unless it was written in place.
 ///
 /// Paths must be well nested: stages with a common prefix are contiguous.
 /// Returns none for a path structure the model does not describe (a nested

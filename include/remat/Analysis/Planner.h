@@ -202,18 +202,18 @@ bool hasIlpSolver();
 /// Up to BudgetOptions::exactLimit decision ops the planner measures all 2^n
 /// subsets (one segment), up to BudgetOptions::nestedLimit ops every nested
 /// plan of contiguous segments as well, and answers each budget with the
-/// cheapest that fits: exact over those markings. Beyond, it measures a pool of heuristic markings that does
-/// not depend on the budget (the other policies' plans, sequential for
-/// every N up to 64 with and without heavy ops saved, prefixes by bytes per
-/// FLOP, greedy refinements of the Pareto front), so its answer is never
-/// above another policy's. Up to BudgetOptions::ilpLimit ops, with GLPK, a
-/// budget is then solved exactly by an ILP over a relaxation of the peak
-/// (MarkingProblem::getRelaxation) whose every solution is measured, an
-/// infeasible one cut off by a no-good constraint, until a measured
-/// solution meets the ILP's bound (or the pool's best does): combinatorial
-/// Benders decomposition. Whatever stops it, the ILP's bound is a proven
-/// lower bound; without GLPK the bound is the best fractional knapsack
-/// bound of the relaxation's rows.
+/// cheapest that fits: exact over those markings. Beyond, it measures a pool of
+/// heuristic markings that does not depend on the budget (the other policies'
+/// plans, sequential for every N up to 64 with and without heavy ops saved,
+/// prefixes by bytes per FLOP, greedy refinements of the Pareto front), so its
+/// answer is never above another policy's. Up to BudgetOptions::ilpLimit ops,
+/// with GLPK, a budget is then solved exactly by an ILP over a relaxation of
+/// the peak (MarkingProblem::getRelaxation) whose every solution is measured,
+/// an infeasible one cut off by a no-good constraint, until a measured solution
+/// meets the ILP's bound (or the pool's best does): combinatorial Benders
+/// decomposition. Whatever stops it, the ILP's bound is a proven lower bound;
+/// without GLPK the bound is the best fractional knapsack bound of the
+/// relaxation's rows.
 class BudgetPlanner {
 public:
   BudgetPlanner(const MarkingProblem &problem, BudgetOptions options = {});
