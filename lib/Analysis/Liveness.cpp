@@ -54,6 +54,11 @@ bool isFusedIntoUser(Value value) {
 
 } // namespace
 
+bool remat::writesIntoOperand(Operation *op) {
+  return op->hasTrait<OpTrait::Elementwise>() && op->getNumResults() == 1 &&
+         isa<RankedTensorType>(op->getResult(0).getType());
+}
+
 bool remat::canFuseElementwise(Operation *producer, Operation *consumer) {
   return (producer->hasTrait<OpTrait::Elementwise>() ||
           isa<PhiloxUniformOp>(producer)) &&
@@ -165,11 +170,7 @@ remat::computeMemoryProfile(FunctionOpInterface function) {
     } else if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
                    tensor::ReshapeOp, tensor::CastOp>(op)) {
       join(op->getResult(0), op->getOperand(0));
-    } else if (op->hasTrait<OpTrait::Elementwise>() &&
-               op->getNumResults() == 1 &&
-               isa<RankedTensorType>(op->getResult(0).getType())) {
-      // Lowered to a linalg op (and fused) that writes into an operand of
-      // the same type when the operand dies here.
+    } else if (writesIntoOperand(op)) {
       for (Value operand : op->getOperands()) {
         const Storage &src = groupOf(operand);
         if (operand.getType() == op->getResult(0).getType() && src.counted &&

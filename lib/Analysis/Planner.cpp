@@ -187,11 +187,13 @@ MarkingProblem::getChain(unsigned maxStages,
       }
     return std::make_pair(first, last);
   };
+  // Each forward result's first and last backward reader, walked once.
+  DenseMap<Value, std::pair<int64_t, int64_t>> readSpans;
   for (Operation &op : functionBody.front()) {
     if (&op == backward.getOperation())
       break;
     for (OpResult result : op.getResults()) {
-      auto [first, last] = readers(result);
+      auto [first, last] = readSpans[result] = readers(result);
       if (last >= 0 && hasOwnStorage(result)) {
         // Live from the backward's start to the last reader.
         forwardLive[0] += getValueBytes(result).value_or(0);
@@ -217,14 +219,12 @@ MarkingProblem::getChain(unsigned maxStages,
     size_t begin = k * n / count, end = (k + 1) * n / count;
     firstOp.push_back(begin);
     ChainStage stage;
-    // Liveness.cpp's in-place rule: an elementwise op writes into an
-    // operand of its result's type that dies at it.
+    // The profile's in-place rule (writesIntoOperand): the stage's first op
+    // writes into the previous output if it has the result's type.
     if (begin > 0) {
       Operation *first = ops[begin];
       stage.inPlace =
-          first->hasTrait<OpTrait::Elementwise>() &&
-          first->getNumResults() == 1 &&
-          isa<RankedTensorType>(first->getResult(0).getType()) &&
+          writesIntoOperand(first) &&
           llvm::any_of(first->getOperands(), [&](Value operand) {
             return operand.getDefiningOp() == ops[begin - 1] &&
                    operand.getType() == first->getResult(0).getType();
@@ -234,7 +234,7 @@ MarkingProblem::getChain(unsigned maxStages,
     for (size_t i = begin; i < end; ++i) {
       int64_t own = 0, read = 0;
       for (OpResult result : ops[i]->getResults()) {
-        auto [first, last] = readers(result);
+        auto [first, last] = readSpans.lookup(result);
         reader = std::min(reader, first);
         lastReader = std::max(lastReader, last);
         bool isRead = last >= 0;

@@ -172,6 +172,44 @@ std::string describe(ArrayRef<ChainStage> stages) {
   return os.str();
 }
 
+/// The fewest recompute FLOPs seen at each exact peak.
+using BestByPeak = std::map<int64_t, int64_t>;
+
+void record(BestByPeak &best, PlanCost cost) {
+  auto [it, inserted] = best.try_emplace(cost.peakBytes, cost.recomputeFlops);
+  if (!inserted)
+    it->second = std::min(it->second, cost.recomputeFlops);
+}
+
+/// The budget planner with the chain dynamic program's plans alone: no
+/// enumeration, no heuristic pool, no ILP.
+BudgetOptions chainProgramOnly() {
+  BudgetOptions options{/*exactLimit=*/0, 0, /*heuristicPool=*/false};
+  options.nestedLimit = 0;
+  options.ilpLimit = 0;
+  return options;
+}
+
+/// Empty if the chain model's cost of `paths` is `measured`; else what
+/// differs, with the plan and the model.
+std::string modelMismatch(ArrayRef<ChainStage> stages,
+                          ArrayRef<SegmentPath> paths, PlanCost measured) {
+  std::optional<ChainPlan> model = evaluateChainPlan(stages, paths);
+  if (model && model->peakBytes == measured.peakBytes &&
+      model->recomputeFlops == measured.recomputeFlops)
+    return "";
+  std::ostringstream os;
+  os << "plan " << describe(paths) << ": model ";
+  if (model)
+    os << model->peakBytes << " bytes, " << model->recomputeFlops << " FLOPs";
+  else
+    os << "none";
+  os << "; measured " << measured.peakBytes << " bytes, "
+     << measured.recomputeFlops << " FLOPs\n"
+     << describe(stages);
+  return os.str();
+}
+
 class PlannerTest : public ::testing::Test {
 protected:
   PlannerTest() {
@@ -392,13 +430,7 @@ TEST_F(PlannerTest, NestedEqualsBruteForceOnSmallGraphs) {
     ASSERT_EQ(problem->size(), static_cast<size_t>(n)) << source;
     // The brute force: every one-segment subset and every nested plan of
     // contiguous segments down to three levels, through the real pass.
-    std::map<int64_t, int64_t> oneSegment, nested;
-    auto record = [](std::map<int64_t, int64_t> &best, PlanCost cost) {
-      auto [it, inserted] =
-          best.try_emplace(cost.peakBytes, cost.recomputeFlops);
-      if (!inserted)
-        it->second = std::min(it->second, cost.recomputeFlops);
-    };
+    BestByPeak oneSegment, nested;
     for (uint64_t mask = 0; mask < (uint64_t(1) << n); ++mask) {
       Marking marking(n);
       for (int i = 0; i < n; ++i)
@@ -414,7 +446,7 @@ TEST_F(PlannerTest, NestedEqualsBruteForceOnSmallGraphs) {
 
     BudgetPlanner planner(*problem);
     ASSERT_TRUE(planner.isExact());
-    std::map<int64_t, int64_t> all = oneSegment;
+    BestByPeak all = oneSegment;
     for (auto [peak, flops] : nested)
       record(all, {peak, flops});
     EXPECT_EQ(planner.getMinPeak(), all.begin()->first) << source;
@@ -468,31 +500,20 @@ TEST_F(PlannerTest, ChainProgramIsExactOnChains) {
     std::vector<ChainStage> stages = problem->getChain(64, firstOp);
     ASSERT_EQ(stages.size(), static_cast<size_t>(n));
 
-    std::map<int64_t, int64_t> best;
+    BestByPeak best;
     forEachNestedPlan(n, /*maxDepth=*/n, [&](ArrayRef<SegmentPath> paths) {
       PlanCost cost = problem->evaluate(paths);
-      auto [it, inserted] =
-          best.try_emplace(cost.peakBytes, cost.recomputeFlops);
-      if (!inserted)
-        it->second = std::min(it->second, cost.recomputeFlops);
-      // The model's account of the same plan.
-      std::optional<ChainPlan> model = evaluateChainPlan(stages, paths);
-      ASSERT_TRUE(model);
-      EXPECT_EQ(model->recomputeFlops, cost.recomputeFlops) << source;
-      bool agrees = model->peakBytes == cost.peakBytes;
-      // The first disagreement in full; the count says how many.
-      EXPECT_TRUE(agrees || modelAgrees < plans)
-          << source << "plan " << describe(paths) << ": model peak "
-          << model->peakBytes << ", measured " << cost.peakBytes << "\n"
-          << describe(stages);
-      modelAgrees += agrees;
+      record(best, cost);
+      // The model's account of the same plan; the first disagreement in
+      // full, the count says how many.
+      std::string mismatch = modelMismatch(stages, paths, cost);
+      EXPECT_TRUE(mismatch.empty() || modelAgrees < plans) << source
+                                                           << mismatch;
+      modelAgrees += mismatch.empty();
       ++plans;
     });
 
-    BudgetOptions chainOnly{/*exactLimit=*/0, 0, /*heuristicPool=*/false};
-    chainOnly.nestedLimit = 0;
-    chainOnly.ilpLimit = 0;
-    BudgetPlanner planner(*problem, chainOnly);
+    BudgetPlanner planner(*problem, chainProgramOnly());
     int64_t optimum = std::numeric_limits<int64_t>::max();
     for (auto [budget, flops] : best) {
       optimum = std::min(optimum, flops);
@@ -554,34 +575,21 @@ TEST_F(PlannerTest, ChainModelIsTheMeasurementOnLongChains) {
     ASSERT_EQ(stages.size(), static_cast<size_t>(n));
     auto check = [&](ArrayRef<SegmentPath> paths) {
       PlanCost cost = problem->evaluate(paths);
-      std::optional<ChainPlan> model = evaluateChainPlan(stages, paths);
-      EXPECT_TRUE(model && model->peakBytes == cost.peakBytes &&
-                  model->recomputeFlops == cost.recomputeFlops)
-          << source << "plan " << describe(paths) << ": model peak "
-          << (model ? model->peakBytes : -1) << ", measured "
-          << cost.peakBytes << "\n"
-          << describe(stages);
+      EXPECT_EQ(modelMismatch(stages, paths, cost), "") << source;
       ++plans;
       return cost;
     };
-    std::map<int64_t, int64_t> best;
+    BestByPeak best;
     for (int sample = 0; sample < 600; ++sample) {
       std::vector<SegmentPath> paths(n);
       int64_t nextId = 0;
       randomPlan(rng, 0, n - 1, {}, /*whole=*/true, nextId, paths);
-      PlanCost cost = check(paths);
-      auto [it, inserted] =
-          best.try_emplace(cost.peakBytes, cost.recomputeFlops);
-      if (!inserted)
-        it->second = std::min(it->second, cost.recomputeFlops);
+      record(best, check(paths));
     }
     for (const ChainPlan &plan : ChainPlanner(stages).getFront(64))
       check(plan.paths);
 
-    BudgetOptions chainOnly{/*exactLimit=*/0, 0, /*heuristicPool=*/false};
-    chainOnly.nestedLimit = 0;
-    chainOnly.ilpLimit = 0;
-    BudgetPlanner planner(*problem, chainOnly);
+    BudgetPlanner planner(*problem, chainProgramOnly());
     int64_t sampled = std::numeric_limits<int64_t>::max();
     for (auto [budget, flops] : best) {
       sampled = std::min(sampled, flops);

@@ -59,6 +59,11 @@ struct MemoryProfile {
 /// casts), fresh inits and elementwise results fused into their only user.
 bool hasOwnStorage(mlir::OpResult result);
 
+/// Returns true if `op` is lowered to a (fused) linalg op that writes its
+/// result into an operand of the result's type when that operand dies at
+/// `op`: an elementwise op with one ranked tensor result.
+bool writesIntoOperand(mlir::Operation *op);
+
 /// Returns true if elementwise fusion computes a result of `producer` inside
 /// `consumer` when `consumer` is its only use: an elementwise (or
 /// counter-based random) op read by an elementwise op, which is when
