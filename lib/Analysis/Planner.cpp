@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Analysis/Planner.h"
+#include "remat/Analysis/MemoryPlan.h"
 
 #include "remat/Analysis/CheckpointPlan.h"
 #include "remat/Analysis/CostModel.h"
@@ -324,6 +325,33 @@ void MarkingProblem::writeMarks(Block &body, ArrayRef<SegmentPath> marking,
     if (segment)
       setSegmentPath(op, {*segment});
   }
+}
+
+FailureOr<PlanCost>
+MarkingProblem::evaluatePlanned(ArrayRef<SegmentPath> marking,
+                                StringRef pipeline, std::string &error) const {
+  FunctionOpInterface target = function;
+  auto module = target->getParentOfType<ModuleOp>();
+  StringAttr name = target.getNameAttr();
+  if (!module) {
+    error = "the function is not in a module";
+    return failure();
+  }
+  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+  auto copyFunction = cast<FunctionOpInterface>(copy->lookupSymbol(name));
+  writeMarks(copyFunction.getFunctionBody().front(), marking, {});
+  applyCheckpointPlan(CheckpointPlan::compute(copyFunction));
+  PlanCost cost;
+  BackwardOp backward = getBackwardOp(copyFunction.getFunctionBody());
+  for (Operation &op : backward.getBody().front())
+    if (op.hasAttr(RematDialect::kCloneOfAttrName))
+      cost.recomputeFlops += getOpFlops(&op).value_or(0);
+  FailureOr<StepMemoryPlan> plan =
+      planModuleCopy(*copy, name.getValue(), pipeline, error);
+  if (failed(plan))
+    return failure();
+  cost.peakBytes = plan->peakBytes;
+  return cost;
 }
 
 PlanCost MarkingProblem::evaluate(ArrayRef<SegmentPath> marking) const {

@@ -7,10 +7,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Analysis/CostModel.h"
+#include "remat/Analysis/MemoryPlan.h"
 #include "remat/Analysis/Planner.h"
 #include "remat/Dialect/Remat/IR/RematOps.h"
 #include "remat/Transforms/Passes.h"
 
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <set>
@@ -31,6 +34,10 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
   void getDependentDialects(DialectRegistry &registry) const override {
     RematMarkPassBase::getDependentDialects(registry);
     registerCostModelExternalModels(registry);
+    // The plan's pipeline loads its dialects before any function runs.
+    OpPassManager pm(ModuleOp::getOperationName());
+    if (succeeded(parsePassPipeline(getPlanPipeline(), pm, llvm::nulls())))
+      pm.getDependentDialects(registry);
   }
 
   /// Returns an error message if the options do not make a plan.
@@ -66,6 +73,113 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     return {};
   }
 
+  StringRef getPlanPipeline() const {
+    return planPipeline.empty() ? StringRef(kBufferizePipeline)
+                                : StringRef(planPipeline);
+  }
+
+  /// The cost of `marking` on its memory plan; the model's, with a warning,
+  /// when the plan cannot be made.
+  PlanCost predictCost(const MarkingProblem &problem, const Marking &marking) {
+    std::string error;
+    FailureOr<PlanCost> cost =
+        problem.evaluatePlanned(marking, getPlanPipeline(), error);
+    if (succeeded(cost))
+      return *cost;
+    emitWarning(getOperation().getLoc())
+        << "-remat-mark: no memory plan, the predicted peak is the model's: "
+        << error;
+    return problem.evaluate(marking);
+  }
+
+  /// A marking measured on its memory plan, and the budget it answers.
+  struct PlannedPoint {
+    Marking marking;
+    PlanCost cost;
+    int64_t budget = 0;
+  };
+
+  /// The markings of the model's Pareto front (fewest FLOPs first, each
+  /// with a lower model peak than the ones before), at most `limit` spread
+  /// evenly over it, the unmarked step first.
+  static SmallVector<Marking> getFront(const MarkingProblem &problem,
+                                       ArrayRef<PlanPoint> candidates,
+                                       unsigned limit) {
+    SmallVector<const PlanPoint *> order;
+    for (const PlanPoint &point : candidates)
+      order.push_back(&point);
+    llvm::sort(order, [](const PlanPoint *a, const PlanPoint *b) {
+      return std::make_pair(a->cost.recomputeFlops, a->cost.peakBytes) <
+             std::make_pair(b->cost.recomputeFlops, b->cost.peakBytes);
+    });
+    SmallVector<const PlanPoint *> front;
+    for (const PlanPoint *point : order)
+      if (front.empty() || point->cost.peakBytes < front.back()->cost.peakBytes)
+        front.push_back(point);
+    SmallVector<Marking> markings = {Marking(problem.size())};
+    size_t count = std::min<size_t>(front.size(), std::max(limit, 2u) - 1);
+    for (size_t k = 0; k < count; ++k) {
+      size_t index = count == 1 ? 0 : k * (front.size() - 1) / (count - 1);
+      markings.push_back(front[index]->marking);
+    }
+    return markings;
+  }
+
+  /// policy=budget: searches on the model, then measures the front's
+  /// markings on their memory plans and returns the cheapest within the
+  /// budget, which is read in the plans' bytes.
+  FailureOr<PlannedPoint> planBudget(const MarkingProblem &problem,
+                                     raw_ostream &os) {
+    BudgetPlanner planner(problem);
+    numEvaluated += planner.getNumEvaluations();
+    SmallVector<PlannedPoint> points;
+    for (Marking &marking :
+         getFront(problem, planner.getCandidates(), planCandidates)) {
+      std::string error;
+      FailureOr<PlanCost> cost =
+          problem.evaluatePlanned(marking, getPlanPipeline(), error);
+      if (failed(cost)) {
+        getOperation().emitError()
+            << "-remat-mark: policy=budget needs the memory plan: " << error;
+        return failure();
+      }
+      points.push_back({std::move(marking), *cost});
+    }
+    int64_t unmarked = points.front().cost.peakBytes;
+    int64_t lowest = unmarked;
+    for (const PlannedPoint &point : points)
+      lowest = std::min(lowest, point.cost.peakBytes);
+    int64_t budget =
+        budgetBytes.hasValue() ? static_cast<int64_t>(budgetBytes)
+        : budgetFraction.hasValue()
+            ? static_cast<int64_t>(budgetFraction * unmarked)
+            : lowest + static_cast<int64_t>(budgetBetween * (unmarked - lowest));
+    const PlannedPoint *best = nullptr;
+    for (const PlannedPoint &point : points) {
+      if (point.cost.peakBytes > budget)
+        continue;
+      if (!best || std::make_pair(point.cost.recomputeFlops,
+                                  point.cost.peakBytes) <
+                       std::make_pair(best->cost.recomputeFlops,
+                                      best->cost.peakBytes))
+        best = &point;
+    }
+    if (!best) {
+      getOperation().emitError()
+          << "-remat-mark: budget of " << budget
+          << " bytes is infeasible: the smallest peak the planner reached is "
+          << lowest << " bytes (unmarked: " << unmarked << " bytes)";
+      return failure();
+    }
+    os << ", budget " << budget << " bytes (" << points.size()
+       << " markings measured on their memory plans, "
+       << planner.getNumEvaluations() << " on the model"
+       << (planner.isExact() ? ", every one-segment marking" : "") << ")";
+    PlannedPoint answer = *best;
+    answer.budget = budget;
+    return answer;
+  }
+
   void runOnOperation() override {
     func::FuncOp function = getOperation();
     std::string error = checkOptions();
@@ -82,8 +196,8 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
 
     Marking marking;
     SmallVector<bool> saveInSegment;
-    std::optional<int64_t> lowerBound;
-    int64_t plannedBudget = 0;
+    std::optional<PlanCost> budgetCost;
+    std::optional<int64_t> plannedBudget;
     std::string detail;
     llvm::raw_string_ostream os(detail);
     if (policy == "sequential") {
@@ -100,48 +214,17 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
         names.insert(name);
       marking = planSelective(*problem, ops, names, saveInSegment);
     } else {
-      BudgetPlanner planner(*problem);
-      int64_t unmarked = planner.getUnmarkedPeak();
-      int64_t lowest = planner.getMinPeak();
-      int64_t budget =
-          budgetBytes.hasValue() ? static_cast<int64_t>(budgetBytes)
-          : budgetFraction.hasValue()
-              ? static_cast<int64_t>(budgetFraction * unmarked)
-              : lowest + static_cast<int64_t>(budgetBetween *
-                                              (unmarked - lowest));
-      const BudgetAnswer &answer = planner.answer(budget);
-      numEvaluated += planner.getNumEvaluations();
-      if (!answer.plan) {
-        InFlightDiagnostic diag = function.emitError();
-        diag << "-remat-mark: budget of " << budget
-             << " bytes is infeasible: the smallest peak "
-             << (planner.isExact() ? "reachable" : "the planner reached")
-             << " is " << planner.getMinPeak() << " bytes (unmarked: "
-             << planner.getUnmarkedPeak() << " bytes)";
-        if (!planner.isExact())
-          diag << "; no marking peaks below " << planner.getPeakLowerBound()
-               << " bytes"
-               << (answer.provenInfeasible ? ", and none fits the budget"
-                                           : "");
+      FailureOr<PlannedPoint> chosen = planBudget(*problem, os);
+      if (failed(chosen))
         return signalPassFailure();
-      }
-      marking = answer.plan->marking;
-      lowerBound = answer.lowerBound;
-      plannedBudget = budget;
-      StringRef method = answer.method == BudgetMethod::Exhaustive ? "exact"
-                         : answer.method == BudgetMethod::Ilp
-                             ? "exact, ILP"
-                             : "heuristic";
-      os << ", budget " << budget << " bytes, lower bound "
-         << answer.lowerBound << " FLOPs (" << method;
-      if (!answer.note.empty() && answer.method != BudgetMethod::Exhaustive)
-        os << ": " << answer.note;
-      os << ", " << planner.getNumEvaluations() << " markings measured)";
+      marking = chosen->marking;
+      budgetCost = chosen->cost;
+      plannedBudget = chosen->budget;
     }
 
-    std::optional<PlanCost> cost;
-    if (predict || policy == "budget")
-      cost = problem->evaluate(marking);
+    std::optional<PlanCost> cost = budgetCost;
+    if (predict && !cost)
+      cost = predictCost(*problem, marking);
     problem->apply(marking, saveInSegment);
     // Segments, nested ones included: every prefix of a path names one.
     std::set<SegmentPath> used;
@@ -164,12 +247,9 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
       fields.push_back(builder.getNamedAttr(
           "recompute_flops", builder.getI64IntegerAttr(cost->recomputeFlops)));
     }
-    if (lowerBound) {
+    if (plannedBudget)
       fields.push_back(builder.getNamedAttr(
-          "budget", builder.getI64IntegerAttr(plannedBudget)));
-      fields.push_back(builder.getNamedAttr(
-          "lower_bound", builder.getI64IntegerAttr(*lowerBound)));
-    }
+          "budget", builder.getI64IntegerAttr(*plannedBudget)));
     function->setAttr(RematDialect::kPlanAttrName,
                       builder.getDictionaryAttr(fields));
     // On the location, not the op: an op's diagnostics print the whole

@@ -7,10 +7,13 @@
 
 #include "remat/Analysis/CostModel.h"
 #include "remat/Analysis/Liveness.h"
+#include "remat/Analysis/MemoryPlan.h"
 #include "remat/Dialect/Remat/IR/RematOps.h"
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -65,6 +68,42 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
 
   void getDependentDialects(DialectRegistry &registry) const override {
     registerCostModelExternalModels(registry);
+    // The plan's pipeline loads its dialects before any function runs.
+    OpPassManager pm(ModuleOp::getOperationName());
+    if (succeeded(parsePassPipeline(getPlanPipeline(), pm, llvm::nulls())))
+      pm.getDependentDialects(registry);
+  }
+
+  StringRef getPlanPipeline() const {
+    return planPipeline.empty() ? StringRef(kBufferizePipeline)
+                                : StringRef(planPipeline);
+  }
+
+  /// Adds the memory plan's figures to `totals`; without one, the static
+  /// peak is the model's and a warning says why.
+  void addPlanFigures(FunctionOpInterface function, int64_t modelPeak,
+                      llvm::json::Object &totals) {
+    totals["static_peak_bytes"] = modelPeak;
+    totals["static_peak_source"] = "model";
+    auto func = dyn_cast<func::FuncOp>(function.getOperation());
+    if (!func || planPipeline == "none")
+      return;
+    std::string error;
+    FailureOr<StepMemoryPlan> plan =
+        computeStepMemoryPlan(func, getPlanPipeline(), error);
+    if (failed(plan)) {
+      function.emitWarning()
+          << "-remat-report: no memory plan, the static peak is the model's: "
+          << error;
+      return;
+    }
+    totals["static_peak_bytes"] = plan->peakBytes;
+    totals["static_peak_source"] = "plan";
+    totals["arena_bytes"] = plan->arenaBytes;
+    totals["arena_max_live_bytes"] = plan->maxLiveBytes;
+    totals["planned_buffers"] = plan->plannedBuffers;
+    totals["unplanned_bytes"] = plan->unplannedBytes;
+    totals["unplanned_buffers"] = plan->unplannedBuffers;
   }
 
   void runOnOperation() override {
@@ -203,16 +242,18 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
     report["totals"] = llvm::json::Object{
         {"saved_activation_bytes", profile->savedActivationBytes},
         {"saved_argument_bytes", profile->savedArgumentBytes},
-        {"static_peak_bytes", profile->peakBytes},
-        {"static_peak_at", profile->peakOp
-                               ? formatLocation(profile->peakOp->getLoc())
-                               : "none"},
+        {"model_peak_bytes", profile->peakBytes},
+        {"model_peak_at", profile->peakOp
+                              ? formatLocation(profile->peakOp->getLoc())
+                              : "none"},
         {"forward_flops", forwardFlops},
         {"backward_flops", backwardFlops},
         {"recompute_flops", recomputeFlops},
         {"recomputed_ops", recomputedOps},
         {"ops_without_cost_model", opsWithoutCost},
     };
+    addPlanFigures(function, profile->peakBytes,
+                   *report.getObject("totals"));
     // The plan -remat-mark chose, as it predicted it.
     if (auto plan = function->getAttrOfType<DictionaryAttr>(
             RematDialect::kPlanAttrName)) {
@@ -228,6 +269,30 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
     return report;
   }
 
+  void printPeaks(raw_ostream &os, const llvm::json::Object &totals) {
+    auto total = [&](StringRef key) { return *totals.getInteger(key); };
+    if (*totals.getString("static_peak_source") == "plan") {
+      os << llvm::formatv("  static peak: {0} bytes (arena of {1} bytes for "
+                          "{2} buffers, at most {3} bytes live at once",
+                          total("static_peak_bytes"), total("arena_bytes"),
+                          total("planned_buffers"),
+                          total("arena_max_live_bytes"));
+      if (int64_t unplanned = total("unplanned_buffers"))
+        os << llvm::formatv("; {0} bytes in {1} allocations left to the "
+                            "allocator",
+                            total("unplanned_bytes"), unplanned);
+      os << "): the heap peak of the generated code\n";
+    } else {
+      os << llvm::formatv("  static peak: {0} bytes (the model's: no memory "
+                          "plan)\n",
+                          total("static_peak_bytes"));
+    }
+    os << llvm::formatv("  model peak: {0} bytes, reached at {1} (the "
+                        "liveness model -remat-mark plans with)\n",
+                        total("model_peak_bytes"),
+                        *totals.getString("model_peak_at"));
+  }
+
   void printText(raw_ostream &os, const llvm::json::Array &functions) {
     for (const llvm::json::Value &value : functions) {
       const llvm::json::Object &function = *value.getAsObject();
@@ -239,10 +304,7 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
                           total("saved_activation_bytes"),
                           function.getArray("saved")->size(),
                           total("saved_argument_bytes"));
-      os << llvm::formatv("  static peak: {0} bytes, reached at {1} (heap "
-                          "bytes of the code -remat-lower-cpu generates)\n",
-                          total("static_peak_bytes"),
-                          *totals.getString("static_peak_at"));
+      printPeaks(os, totals);
       os << llvm::formatv("  forward FLOPs: {0}, backward FLOPs: {1}, "
                           "recompute FLOPs: {2} in {3} recomputed ops\n",
                           total("forward_flops"), total("backward_flops"),
@@ -255,9 +317,8 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
         if (std::optional<int64_t> peak = plan->getInteger("predicted_peak"))
           os << llvm::formatv(", predicted peak {0} bytes, recompute FLOPs {1}",
                               *peak, *plan->getInteger("recompute_flops"));
-        if (std::optional<int64_t> bound = plan->getInteger("lower_bound"))
-          os << llvm::formatv(", budget {0} bytes, lower bound {1} FLOPs",
-                              *plan->getInteger("budget"), *bound);
+        if (std::optional<int64_t> budget = plan->getInteger("budget"))
+          os << llvm::formatv(", budget {0} bytes", *budget);
         os << "\n";
       }
       if (int64_t unknown = total("ops_without_cost_model"))

@@ -28,7 +28,7 @@
 // BYTES: error: -remat-mark: budget-bytes must be positive
 // BUDGETOTHER: error: -remat-mark: budget-bytes=, budget-fraction= and budget-between= are options of policy=budget only
 // SAVEOTHER: error: -remat-mark: save-ops= and save-names= are options of policy=selective only
-// INFEASIBLE: error: -remat-mark: budget of 10 bytes is infeasible: the smallest peak reachable is 64 bytes (unmarked: 64 bytes)
+// INFEASIBLE: error: -remat-mark: budget of 10 bytes is infeasible: the smallest peak the planner reached is 64 bytes (unmarked: 64 bytes)
 // DYNAMIC: dynamic-step.mlir:4:8: error: 'math.tanh' op result #0 of type 'tensor<?xf32>' has no static size; planning needs static shapes
 func.func @chain(%x: tensor<16xf32>) -> tensor<16xf32> {
   %a = math.tanh %x : tensor<16xf32>

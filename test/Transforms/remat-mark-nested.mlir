@@ -1,15 +1,20 @@
 // The budget planner's chain dynamic program (ChainPlanner.h) writes nested
 // segments. On this chain of 8 tanh ops, each read by the backward region,
-// no marking with one segment peaks below 1024 bytes (the enumeration of all
-// 256 of them). At 768 bytes the program nests two segments inside two
-// others; the smallest peak, 512 bytes, takes six levels, one op per level,
-// Revolve's shape for a single checkpoint slot. -remat-checkpoint applies
-// the marks and the report measures the same peaks.
+// the plans are measured with elementwise fusion off (PLAN below), which
+// otherwise computes the whole chain inside the backward's kernels: the
+// default lowering holds one 256-byte buffer and the planner marks nothing
+// (FUSED). Without fusion no one-segment marking peaks below 1024 bytes; at
+// 768 bytes the program nests two segments inside two others, and the
+// smallest peak, 512 bytes, takes six levels, one op per level, Revolve's
+// shape for a single checkpoint slot. -remat-checkpoint applies the marks
+// and the report measures the same peaks.
 
-// RUN: remat-opt %s -remat-mark="policy=budget budget-bytes=768" 2>&1 | FileCheck %s
-// RUN: remat-opt %s -remat-mark="policy=budget budget-bytes=768" -remat-checkpoint -remat-verify -remat-report 2>&1 | FileCheck %s --check-prefix=REPORT
-// RUN: remat-opt %s -remat-mark="policy=budget budget-bytes=512" -remat-checkpoint -remat-verify -remat-report 2>&1 | FileCheck %s --check-prefix=DEEP
-// RUN: not remat-opt %s -remat-mark="policy=budget budget-bytes=511" 2>&1 | FileCheck %s --check-prefix=INFEASIBLE
+// DEFINE: %{plan} = func.func(remat-thread-rng),remat-bufferize{plan-arena=false fuse-elementwise=false}
+// RUN: remat-opt %s -remat-mark="policy=budget budget-bytes=768 plan-pipeline=%{plan}" 2>&1 | FileCheck %s
+// RUN: remat-opt %s -remat-mark="policy=budget budget-bytes=768 plan-pipeline=%{plan}" -remat-checkpoint -remat-verify -remat-report="plan-pipeline=%{plan}" 2>&1 | FileCheck %s --check-prefix=REPORT
+// RUN: remat-opt %s -remat-mark="policy=budget budget-bytes=512 plan-pipeline=%{plan}" -remat-checkpoint -remat-verify -remat-report="plan-pipeline=%{plan}" 2>&1 | FileCheck %s --check-prefix=DEEP
+// RUN: not remat-opt %s -remat-mark="policy=budget budget-bytes=511 plan-pipeline=%{plan}" 2>&1 | FileCheck %s --check-prefix=INFEASIBLE
+// RUN: remat-opt %s -remat-mark="policy=budget budget-between=0" 2>&1 | FileCheck %s --check-prefix=FUSED
 
 // CHECK: remark: -remat-mark: policy=budget, segments: 4, predicted peak 768 bytes, recompute FLOPs 448, budget 768 bytes
 // CHECK: math.tanh %{{.*}} {remat.segment = 0 : i64}
@@ -36,7 +41,9 @@
 // DEEP: remat.segment = [0, 1]}
 // DEEP: remat.segment = 0 : i64}
 
-// INFEASIBLE: error: -remat-mark: budget of 511 bytes is infeasible: the smallest peak reachable is 512 bytes (unmarked: 2048 bytes)
+// INFEASIBLE: error: -remat-mark: budget of 511 bytes is infeasible: the smallest peak the planner reached is 512 bytes (unmarked: 2048 bytes)
+
+// FUSED: remark: -remat-mark: policy=budget, segments: 0, predicted peak 256 bytes, recompute FLOPs 0, budget 256 bytes
 
 func.func @deep(%x: tensor<64xf32>) -> tensor<64xf32> {
   %v0 = math.tanh %x : tensor<64xf32>

@@ -23,13 +23,16 @@ func.func @step(%x: tensor<8x16xf32>, %w: tensor<16x16xf32>) -> (tensor<8x16xf32
 // 4096, tanh and each elementwise op 128, fill/empty/constant 0:
 // forward 4096 + 128 + 128 = 4352, backward 128 + 128 = 256.
 //
-// Before: the backward uses x (an argument), a and b. Storage: the fill only
-// serves as the matmul's destination, so h is the first buffer (512); a
-// takes h's buffer (h dies at the tanh); b needs its own (a lives on); d
-// takes a's buffer, s d's. Peak 1024 bytes, first reached at b.
+// Before: the backward uses x (an argument), a and b. The static peak is the
+// memory plan of the bufferized step (-remat-bufferize): the matmul writes
+// h (512), the tanh writes a into h's buffer (h dies there), b needs its
+// own (a lives on), and the fused d and s (the result) write into a's (a
+// dies there): one arena of 1024 bytes for 2 buffers. The model agrees,
+// first reaching its peak at b.
 // CHECK:      remat report for @step
 // CHECK-NEXT:   saved activations: 1024 bytes in 3 values (+ 512 bytes of saved arguments)
-// CHECK-NEXT:   static peak: 1024 bytes, reached at [[FILE]]:11:8
+// CHECK-NEXT:   static peak: 1024 bytes (arena of 1024 bytes for 2 buffers, at most 1024 bytes live at once): the heap peak of the generated code
+// CHECK-NEXT:   model peak: 1024 bytes, reached at [[FILE]]:11:8 (the liveness model -remat-mark plans with)
 // CHECK-NEXT:   forward FLOPs: 4352, backward FLOPs: 256, recompute FLOPs: 0 in 0 recomputed ops
 // CHECK-NEXT:   segment unmarked: 0 ops, 0 recomputed (0 FLOPs), 1024 saved bytes
 // CHECK-NEXT:     saved 512 bytes: argument at [[FILE]]:5:17
@@ -40,11 +43,13 @@ func.func @step(%x: tensor<8x16xf32>, %w: tensor<16x16xf32>) -> (tensor<8x16xf32
 // After: a is recomputed in the backward from x and w, saved through a
 // barrier (arguments, 512 + 1024 bytes); its forward buffer is b's by then.
 // The clones of empty, fill, matmul and tanh cost 4096 + 128 = 4224 FLOPs
-// (the constant is copied without bookkeeping). Peak: b and the recomputed
-// matmul's buffer, 1024 bytes, reached at the clone (which keeps its
+// (the constant is copied without bookkeeping). The plan: b, and the
+// recomputed matmul's buffer which the recomputed tanh and the result
+// reuse, 1024 bytes; the model reaches them at the clone (which keeps its
 // original's location).
 // AFTER:      saved activations: 512 bytes in 3 values (+ 1536 bytes of saved arguments)
-// AFTER-NEXT: static peak: 1024 bytes, reached at [[FILE]]:9:8
+// AFTER-NEXT: static peak: 1024 bytes (arena of 1024 bytes for 2 buffers, at most 1024 bytes live at once): the heap peak of the generated code
+// AFTER-NEXT: model peak: 1024 bytes, reached at [[FILE]]:9:8 (the liveness model -remat-mark plans with)
 // AFTER-NEXT: forward FLOPs: 4352, backward FLOPs: 256, recompute FLOPs: 4224 in 4 recomputed ops
 // AFTER-NEXT: segment unmarked: 0 ops, 0 recomputed (0 FLOPs), 2048 saved bytes
 // AFTER:      segment 0: 5 ops, 4 recomputed (4224 FLOPs), 0 saved bytes
@@ -58,13 +63,20 @@ func.func @step(%x: tensor<8x16xf32>, %w: tensor<16x16xf32>) -> (tensor<8x16xf32
 // JSON-NEXT:  "saved_bytes": 0
 // JSON-NEXT:  "segment": "0"
 // JSON:       "totals": {
+// JSON-NEXT:  "arena_bytes": 1024
+// JSON-NEXT:  "arena_max_live_bytes": 1024
 // JSON-NEXT:  "backward_flops": 256
 // JSON-NEXT:  "forward_flops": 4352
+// JSON-NEXT:  "model_peak_at": "{{.*}}remat-report.mlir:9:8"
+// JSON-NEXT:  "model_peak_bytes": 1024
 // JSON-NEXT:  "ops_without_cost_model": 0
+// JSON-NEXT:  "planned_buffers": 2
 // JSON-NEXT:  "recompute_flops": 4224
 // JSON-NEXT:  "recomputed_ops": 4
 // JSON-NEXT:  "saved_activation_bytes": 512
 // JSON-NEXT:  "saved_argument_bytes": 1536
-// JSON-NEXT:  "static_peak_at": "{{.*}}remat-report.mlir:9:8"
 // JSON-NEXT:  "static_peak_bytes": 1024
+// JSON-NEXT:  "static_peak_source": "plan"
+// JSON-NEXT:  "unplanned_buffers": 0
+// JSON-NEXT:  "unplanned_bytes": 0
 // JSON:       "version": 1

@@ -82,6 +82,10 @@ cl::opt<unsigned> repeat("repeat", cl::desc("Runs to take the median time of"),
                          cl::init(1), cl::cat(category));
 cl::opt<bool> noBlas("no-blas", cl::desc("Lower matmuls to loops, not BLAS"),
                      cl::cat(category));
+cl::opt<bool> noArena(
+    "no-arena",
+    cl::desc("Allocate each buffer on its own, not in the step's static arena"),
+    cl::cat(category));
 enum class Target { CPU, CUDA };
 cl::opt<Target> target(
     "target", cl::desc("Where the step runs"), cl::init(Target::CPU),
@@ -280,11 +284,13 @@ Program compile(MLIRContext &context, StringRef path) {
     RematLowerCUDAOptions options;
     options.chip = cuda::getChip();
     options.useCublas = !noBlas;
+    options.planArena = !noArena;
     buildRematLowerCUDAPipeline(pm, options);
 #endif
   } else {
     RematLowerCPUOptions options;
     options.useBlas = !noBlas;
+    options.planArena = !noArena;
     buildRematLowerCPUPipeline(pm, options);
   }
   if (failed(pm.run(*module)))

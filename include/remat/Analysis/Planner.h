@@ -82,6 +82,14 @@ public:
   /// the clones. O(n log n) in the function's size.
   PlanCost evaluate(llvm::ArrayRef<SegmentPath> marking) const;
 
+  /// Measures `marking` as the lowering will allocate it: writes it on a
+  /// copy of the function's module, applies CheckpointPlan there and plans
+  /// the copy's memory with `pipeline` (computeStepMemoryPlan), so the peak
+  /// is the generated code's. Costs one bufferization of the module.
+  llvm::FailureOr<PlanCost> evaluatePlanned(llvm::ArrayRef<SegmentPath> marking,
+                                            llvm::StringRef pipeline,
+                                            std::string &error) const;
+
   /// Writes `marking` on the function: removes every `remat.segment` and
   /// `remat.policy` of its forward ops, then marks the decision ops (and the
   /// free ops that follow them). Ops in `saveInSegment` keep segment 0 and

@@ -35,6 +35,11 @@ struct RematLowerCPUOptions
       *this, "fuse-elementwise",
       llvm::cl::desc("Fuse chains of elementwise linalg ops"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> planArena{
+      *this, "plan-arena",
+      llvm::cl::desc("Place every buffer freed in the step or returned in "
+                     "one static arena (-remat-plan-arena)"),
+      llvm::cl::init(true)};
 };
 
 /// Builds the CPU lowering of a (rematerialized) training step: remat ops to
@@ -68,6 +73,11 @@ struct RematLowerCUDAOptions
       *this, "fuse-elementwise",
       llvm::cl::desc("Fuse chains of elementwise linalg ops"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> planArena{
+      *this, "plan-arena",
+      llvm::cl::desc("Place every buffer freed in the step or returned in "
+                     "one static arena (-remat-plan-arena)"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> blockSize{
       *this, "block-size", llvm::cl::desc("Threads per block of every kernel"),
       llvm::cl::init(256)};
@@ -76,8 +86,14 @@ struct RematLowerCUDAOptions
 /// Builds the tensor-to-buffer half that the CPU and CUDA lowerings share:
 /// remat ops to upstream ops, elementwise ops to (fused) linalg, one-shot
 /// bufferization, ownership-based deallocation with every dealloc hoisted to
-/// its buffer's last use.
-void buildRematBufferizePipeline(mlir::OpPassManager &pm, bool fuseElementwise);
+/// its buffer's last use, and (with `planArena`) the step's buffers placed in
+/// one static arena.
+void buildRematBufferizePipeline(mlir::OpPassManager &pm, bool fuseElementwise,
+                                 bool planArena = true);
+
+/// Registers `-remat-bufferize`: buildRematBufferizePipeline alone, so that
+/// the buffers both lowerings plan and allocate can be read and tested.
+void registerRematBufferizePipeline();
 
 /// Adds the loop lowering both targets share: affine and SCF to the CF
 /// dialect, strided metadata expanded.
@@ -105,6 +121,7 @@ void registerRematLowerCUDAPipeline();
 /// Registers every lowering pass and pipeline of remat.
 inline void registerRematLoweringPasses() {
   registerRematConversionPasses();
+  registerRematBufferizePipeline();
   registerRematLowerCPUPipeline();
   registerRematLowerCUDAPipeline();
 }

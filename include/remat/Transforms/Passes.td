@@ -159,19 +159,29 @@ def RematReportPass : Pass<"remat-report", "mlir::ModuleOp"> {
     For every function holding a `remat.backward`, reports per segment the
     ops, the recomputed ops (clones whose original is in the segment) and the
     saved values defined by the segment (location and bytes), and in total:
-    saved-activation bytes, saved-argument bytes, the static peak (the heap
-    bytes of code lowered by -remat-lower-cpu, as remat::MemoryProfile
-    defines it) and where it is reached, forward FLOPs and recompute FLOPs
+    saved-activation bytes, saved-argument bytes, the static peak, forward
+    FLOPs and recompute FLOPs
     (the FLOPs of the ops carrying `remat.clone_of`), through the cost model
-    (remat::CostOpInterface). It works before and after -remat-checkpoint, so
+    (remat::CostOpInterface). The static peak is the step's memory plan
+    (remat::computeStepMemoryPlan): a copy of the module is bufferized the
+    way both lowerings do and its buffers placed in one arena by the code of
+    -remat-plan-arena, so it is the allocator's peak of the generated code,
+    to the byte when every buffer is planned. The model peak is that of the
+    liveness model -remat-mark searches with (remat::MemoryProfile), with
+    where it is reached. It works before and after -remat-checkpoint, so
     the two can be compared, and leaves the IR unchanged. `format=json`
-    prints the stable schema of docs/Report.md. O(n log n).
+    prints the stable schema of docs/Report.md. O(n log n) for the model;
+    the plan costs one bufferization of the module.
   }];
   let options = [
     Option<"format", "format", "std::string", /*default=*/"\"text\"",
            "Output format: text or json">,
     Option<"outputFile", "output-file", "std::string", /*default=*/"\"-\"",
-           "Where to write the report ('-' for stdout)">
+           "Where to write the report ('-' for stdout)">,
+    Option<"planPipeline", "plan-pipeline", "std::string",
+           /*default=*/"\"\"",
+           "Module pass pipeline that bufferizes a copy of the step for its "
+           "memory plan (default: remat::kBufferizePipeline; 'none': no plan)">
   ];
 }
 
@@ -222,6 +232,73 @@ def RematOutlinePass : Pass<"remat-outline", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::func::FuncDialect"];
 }
 
+def RematReuseBuffersPass
+    : Pass<"remat-reuse-buffers", "mlir::func::FuncOp"> {
+  let summary = "Let elementwise ops write into the buffer of a dying operand";
+  let description = [{
+    Runs on a bufferized step (part of `-remat-bufferize`). One-shot
+    bufferization gives every elementwise `linalg.generic` a buffer of its
+    own for its result, even when an operand of the same type dies at the
+    op. This pass lets the op write into that operand's buffer instead, as
+    PyTorch's in-place kernels and the liveness model do: when every loop is
+    parallel, the result's map and every map that reads the operand are the
+    identity (element i is read before it is written, by the same
+    iteration), the payload does not read the result's buffer, the result
+    buffer is a fresh allocation first used by the op, and the operand is an
+    allocation of the same type last used there, not viewed. The result's
+    allocation goes and the operand's deallocation
+    moves to the result's. Linear in the number of uses.
+  }];
+  let statistics = [
+    Statistic<"numReused", "reused-buffers",
+              "Results written into a dying operand's buffer">
+  ];
+}
+
+def RematPlanArenaPass : Pass<"remat-plan-arena", "mlir::func::FuncOp"> {
+  let summary = "Place a bufferized step's heap buffers in one static arena";
+  let description = [{
+    Runs on a bufferized step whose deallocations sit at each buffer's last
+    use (the end of `-remat-bufferize`). Every planned buffer (see
+    `remat::collectStepBuffers`: a static, identity-layout `memref.alloc` of
+    the entry block of a single-block function whose deallocations free it
+    there) gets an offset in one arena by `remat::planArena`; the arena is
+    allocated once at the function's entry, each allocation becomes a
+    `memref.view` at its offset and its deallocation goes. Offsets and the
+    arena's size are multiples of 64 bytes. When the function returns a
+    planned buffer, the returned views share the arena's allocation and the
+    caller frees it once; otherwise the arena is freed before the return.
+    Other allocations are left to the allocator. The static peak of the step
+    is then the arena's size plus those allocations, as -remat-report
+    predicts. O(n^2 log n) in the number of buffers up to 8192 buffers,
+    O(n k) beyond, for k buffers live at once.
+
+    Before:
+    ```mlir
+    %a = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
+    ...
+    memref.dealloc %a : memref<16xf32>
+    %b = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
+    ```
+    After:
+    ```mlir
+    %arena = memref.alloc() {alignment = 64 : i64} : memref<64xi8>
+    %c0 = arith.constant 0 : index
+    %a = memref.view %arena[%c0][] : memref<64xi8> to memref<16xf32>
+    ...
+    %b = memref.view %arena[%c0][] : memref<64xi8> to memref<16xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numPlanned", "planned-buffers", "Buffers placed in the arena">,
+    Statistic<"numUnplanned", "unplanned-buffers",
+              "Allocations left to the allocator">,
+    Statistic<"arenaBytes", "arena-bytes", "Bytes of the arenas">
+  ];
+}
+
 def RematMarkPass : Pass<"remat-mark", "mlir::func::FuncOp"> {
   let summary = "Choose checkpoint segments by a policy";
   let description = [{
@@ -246,11 +323,16 @@ def RematMarkPass : Pass<"remat-mark", "mlir::func::FuncOp"> {
       `remat.policy = "save"`.
     - `policy=budget budget-bytes=B`, `budget-fraction=F` or
       `budget-between=T`: the marking with the fewest recompute FLOPs whose
-      static peak (the one -remat-report prints, measured by applying
-      -remat-checkpoint to a copy) is at most B bytes, F times the unmarked
-      peak, or T of the way from the smallest peak the planner reaches
-      (T = 0) to the unmarked peak (T = 1), the scale of PyTorch's
-      `activation_memory_budget`, which is never infeasible. Exact (every subset of decision
+      static peak (the one -remat-report prints: the memory plan of a copy
+      with -remat-checkpoint applied, remat::MarkingProblem::evaluatePlanned)
+      is at most B bytes, F times the unmarked peak, or T of the way from the
+      smallest peak the planner reaches (T = 0) to the unmarked peak (T = 1),
+      the scale of PyTorch's `activation_memory_budget`, which is never
+      infeasible. The search runs on the liveness model (remat::MemoryProfile,
+      O(n log n) a marking); the decision on the memory plan: the markings of
+      the model's Pareto front (at most `plan-candidates`, evenly spread, the
+      unmarked step included) are measured on their plans and the cheapest
+      that fits is chosen. On the model, the search is exact (every subset of decision
       ops as one segment) up to 14 decision ops; beyond, the cheapest of at
       most 1500 evaluated markings: the other policies' plans, prefixes by
       bytes per FLOP and greedy refinements, so never above another policy.
@@ -261,8 +343,9 @@ def RematMarkPass : Pass<"remat-mark", "mlir::func::FuncOp"> {
       budget below the smallest peak reached is an error naming that peak.
 
     The pass emits a remark on each function with the chosen plan: segments,
-    predicted peak and recompute FLOPs, and for budget the proven lower
-    bound on the FLOPs and how it was found; it writes the same plan as the
+    predicted peak (the memory plan's) and recompute FLOPs, and for budget
+    how many markings were measured on their plans and the model's lower bound on the
+    FLOPs and how it was found; it writes the same plan as the
     function attribute `remat.plan`, which -remat-report prints. Bad options (unknown policy, `segments=0`, not exactly
     one budget option, a fraction outside (0, 1], a position outside [0, 1],
     an option of another policy) are errors.
@@ -306,7 +389,15 @@ def RematMarkPass : Pass<"remat-mark", "mlir::func::FuncOp"> {
            "reached (0) to the unmarked peak (1)">,
     Option<"predict", "predict", "bool", /*default=*/"true",
            "Measure the plan's static peak and recompute FLOPs (always done "
-           "for policy=budget)">
+           "for policy=budget)">,
+    Option<"planPipeline", "plan-pipeline", "std::string",
+           /*default=*/"\"\"",
+           "Module pass pipeline that bufferizes a copy of the step for its "
+           "memory plan (default: remat::kBufferizePipeline)">,
+    Option<"planCandidates", "plan-candidates", "unsigned",
+           /*default=*/"48",
+           "Markings of the model's Pareto front policy=budget measures on "
+           "their memory plans">
   ];
   let dependentDialects = ["::remat::RematDialect"];
   let statistics = [

@@ -9,6 +9,7 @@
 #include "remat/Conversion/Passes.h"
 #include "remat/Dialect/Remat/IR/RematDialect.h"
 #include "remat/Dialect/Remat/Transforms/BufferizableOpInterfaceImpl.h"
+#include "remat/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -63,7 +64,7 @@ void remat::registerLoweringDialects(DialectRegistry &registry) {
 }
 
 void remat::buildRematBufferizePipeline(OpPassManager &pm,
-                                        bool fuseElementwise) {
+                                        bool fuseElementwise, bool planArena) {
   // Tensors: remat ops to upstream ops, elementwise ops to (fused) linalg.
   pm.addNestedPass<func::FuncOp>(createConvertRematToStandardPass());
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
@@ -86,6 +87,11 @@ void remat::buildRematBufferizePipeline(OpPassManager &pm,
   // allocations and copies.
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addNestedPass<func::FuncOp>(createRematHoistDeallocsPass());
+  // Every buffer freed within the step, or returned, becomes a view into
+  // one arena allocated once: the static plan is what runs.
+  pm.addNestedPass<func::FuncOp>(createRematReuseBuffersPass());
+  if (planArena)
+    pm.addNestedPass<func::FuncOp>(createRematPlanArenaPass());
 }
 
 void remat::addRematLoopsToCFPasses(OpPassManager &pm) {
@@ -108,7 +114,7 @@ void remat::addRematHostToLLVMPasses(OpPassManager &pm) {
 
 void remat::buildRematLowerCPUPipeline(OpPassManager &pm,
                                        const RematLowerCPUOptions &options) {
-  buildRematBufferizePipeline(pm, options.fuseElementwise);
+  buildRematBufferizePipeline(pm, options.fuseElementwise, options.planArena);
   if (options.useBlas)
     pm.addPass(createRematMatmulToBlasPass());
 
@@ -124,6 +130,16 @@ void remat::buildRematLowerCPUPipeline(OpPassManager &pm,
   addRematHostToLLVMPasses(pm);
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
+}
+
+void remat::registerRematBufferizePipeline() {
+  PassPipelineRegistration<RematLowerCPUOptions>(
+      "remat-bufferize",
+      "Bufferize a training step the way both lowerings do (remat ops, "
+      "fusion, bufferization, deallocation, the static arena)",
+      [](OpPassManager &pm, const RematLowerCPUOptions &options) {
+        buildRematBufferizePipeline(pm, options.fuseElementwise, options.planArena);
+      });
 }
 
 void remat::registerRematLowerCPUPipeline() {

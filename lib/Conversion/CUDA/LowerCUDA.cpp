@@ -70,7 +70,7 @@ void remat::registerCUDALoweringDialects(DialectRegistry &registry) {
 
 void remat::buildRematLowerCUDAPipeline(OpPassManager &pm,
                                         const RematLowerCUDAOptions &options) {
-  buildRematBufferizePipeline(pm, options.fuseElementwise);
+  buildRematBufferizePipeline(pm, options.fuseElementwise, options.planArena);
   if (options.useCublas) {
     RematMatmulToBlasPassOptions cublas;
     cublas.cuda = true;

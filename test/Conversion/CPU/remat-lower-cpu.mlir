@@ -2,16 +2,19 @@
 // RUN: remat-opt %s -remat-lower-cpu="use-blas=false" | FileCheck %s --check-prefix=LOOPS
 
 // Checks that a whole step (random op, matmul, backward region with a
-// barrier) lowers to the LLVM dialect alone, with heap buffers from the
-// runtime's counting allocator and freed after their last use, and matmuls
-// calling the BLAS glue (or loops without it).
+// barrier) lowers to the LLVM dialect alone, with its heap buffers in one
+// arena from the runtime's counting allocator (the step returns views into
+// it, so the caller frees it), and matmuls calling the BLAS glue (or loops
+// without it).
 // CHECK-LABEL: llvm.func @step(
 // CHECK-NOT:     remat.
 // CHECK-NOT:     memref.
 // CHECK-NOT:     linalg.
 // CHECK:         llvm.call @_mlir_memref_to_llvm_aligned_alloc
+// CHECK-NOT:     llvm.call @_mlir_memref_to_llvm_aligned_alloc
 // CHECK:         llvm.call @remat_matmul_f32
-// CHECK:         llvm.call @_mlir_memref_to_llvm_free
+// CHECK-NOT:     llvm.call @_mlir_memref_to_llvm_aligned_alloc
+// CHECK-NOT:     llvm.call @_mlir_memref_to_llvm_free
 // CHECK:         llvm.return
 // LOOPS-LABEL: llvm.func @step(
 // LOOPS-NOT:     remat_matmul_f32

@@ -1,0 +1,129 @@
+//===- MemoryPlan.h - One static arena per training step --------*- C++ -*-===//
+//
+// Declares the static memory plan of a bufferized training step: the heap
+// buffers the step allocates, their lifetimes in program order and their
+// offsets in one arena. The lowering allocates that arena once and places
+// every planned buffer at its offset (-remat-plan-arena), and -remat-report
+// reads its static peak from the same plan, so the prediction is the
+// allocator's measurement by construction.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_ANALYSIS_MEMORYPLAN_H
+#define REMAT_ANALYSIS_MEMORYPLAN_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace remat {
+
+/// The alignment of the arena and of every buffer in it, in bytes: the
+/// alignment the lowering gives every heap buffer, and a cache line.
+constexpr int64_t kArenaAlignment = 64;
+
+/// A buffer's size and the program positions where it is live, both
+/// included.
+struct BufferLifetime {
+  int64_t bytes = 0;
+  int64_t first = 0;
+  int64_t last = 0;
+};
+
+/// Offsets of buffers in one arena. Buffers whose lifetimes overlap never
+/// overlap in the arena; every offset is a multiple of kArenaAlignment and
+/// every buffer takes its size rounded up to one.
+struct ArenaPlan {
+  llvm::SmallVector<int64_t> offsets;
+  /// The arena's bytes: the end of the highest buffer.
+  int64_t size = 0;
+  /// The most rounded bytes live at one position: no placement is smaller.
+  int64_t maxLiveBytes = 0;
+};
+
+/// Rounds `bytes` up to a multiple of kArenaAlignment.
+int64_t roundToArenaAlignment(int64_t bytes);
+
+/// Returns the most rounded bytes of `buffers` live at one position.
+/// O(n log n).
+int64_t getMaxLiveBytes(llvm::ArrayRef<BufferLifetime> buffers);
+
+/// Places `buffers` in one arena: the smaller of two greedy placements,
+/// each putting a buffer in the tightest gap among the already placed
+/// buffers it overlaps in time (else above them), one in decreasing order of
+/// size (TFLite's and XLA's heap simulators' order) and one in order of
+/// first position (an allocator's order). O(n k log k) for k buffers live
+/// at once; the order by size is tried up to kMaxBySizeBuffers buffers,
+/// where it costs O(n^2).
+ArenaPlan planArena(llvm::ArrayRef<BufferLifetime> buffers);
+
+/// The largest number of buffers planArena places in order of size.
+constexpr size_t kMaxBySizeBuffers = 8192;
+
+/// The heap buffers of a bufferized step function and their lifetimes.
+///
+/// Positions are those of the function's entry block, an op nested in a
+/// region counting at its ancestor there. A buffer is planned when it is a
+/// `memref.alloc` of a static, identity-layout memref in the entry block of
+/// a single-block body, and every `memref.dealloc` of any of its aliases
+/// frees the allocation itself at the entry block's level. It is live from
+/// its allocation to the last use of any alias; one that the function
+/// returns is live to the end and `escapes`; with `keepReturned` (for a
+/// function its module calls, whose callers free each result on its own) it
+/// is left to the allocator instead. Every other allocation in the function
+/// is `unplanned` and left to the allocator.
+struct StepBuffers {
+  llvm::SmallVector<mlir::memref::AllocOp> allocs;
+  llvm::SmallVector<BufferLifetime> lifetimes;
+  llvm::SmallVector<bool> escapes;
+  llvm::SmallVector<mlir::Operation *> unplanned;
+  /// Bytes of the unplanned allocations of static size (rounded).
+  int64_t unplannedBytes = 0;
+};
+
+/// Collects the buffers of `function` (bufferized, deallocations placed).
+StepBuffers collectStepBuffers(mlir::func::FuncOp function,
+                               bool keepReturned = false);
+
+/// Returns true if buffers `function` returns must stay allocations of their
+/// own: it is called within its module, or is private.
+bool mustKeepReturnedBuffers(mlir::func::FuncOp function);
+
+/// The static memory plan of a step as its lowering will allocate it.
+struct StepMemoryPlan {
+  /// The allocator's peak of the generated code: the arena plus the
+  /// unplanned allocations (exact when there are none).
+  int64_t peakBytes = 0;
+  int64_t arenaBytes = 0;
+  int64_t maxLiveBytes = 0;
+  int64_t unplannedBytes = 0;
+  int64_t plannedBuffers = 0;
+  int64_t unplannedBuffers = 0;
+};
+
+/// The pipeline that bufferizes a step the way the lowerings do, up to the
+/// arena placement, in the textual form of a module pass pipeline.
+constexpr llvm::StringLiteral kBufferizePipeline =
+    "func.func(remat-thread-rng),remat-bufferize{plan-arena=false}";
+
+/// Plans `function` (a tensor-level step) as its lowering will: runs
+/// `pipeline` (a module pass pipeline, kBufferizePipeline by default) on a
+/// copy of the module that holds it, then collectStepBuffers and planArena
+/// on the bufferized copy of `function`. The IR is left unchanged. Fails
+/// with the pipeline's first diagnostic in `error` if it does not parse or
+/// fails.
+llvm::FailureOr<StepMemoryPlan>
+computeStepMemoryPlan(mlir::func::FuncOp function, llvm::StringRef pipeline,
+                      std::string &error);
+
+/// Plans the function named `name` in `module`, a copy made for planning
+/// that this bufferizes in place; otherwise as computeStepMemoryPlan.
+llvm::FailureOr<StepMemoryPlan> planModuleCopy(mlir::ModuleOp module,
+                                               llvm::StringRef name,
+                                               llvm::StringRef pipeline,
+                                               std::string &error);
+
+} // namespace remat
+
+#endif // REMAT_ANALYSIS_MEMORYPLAN_H

@@ -1,0 +1,303 @@
+//===- MemoryPlan.cpp - One static arena per training step ----------------===//
+//
+// This file implements the placement of a step's buffers in one arena and
+// the collection of those buffers from a bufferized step function.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Analysis/MemoryPlan.h"
+
+#include "mlir/Dialect/Bufferization/Transforms/BufferViewFlowAnalysis.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace remat;
+
+namespace {
+
+/// A placed buffer: its arena bytes [offset, end).
+struct Extent {
+  int64_t offset;
+  int64_t end;
+};
+
+/// Returns the offset of the tightest gap of at least `bytes` between
+/// `extents` (sorted by offset), or the end of the highest one.
+int64_t findBestFit(ArrayRef<Extent> extents, int64_t bytes) {
+  int64_t cursor = 0;
+  int64_t best = -1, bestGap = 0;
+  for (const Extent &extent : extents) {
+    int64_t gap = extent.offset - cursor;
+    if (gap >= bytes && (best < 0 || gap < bestGap)) {
+      best = cursor;
+      bestGap = gap;
+    }
+    cursor = std::max(cursor, extent.end);
+  }
+  return best >= 0 ? best : cursor;
+}
+
+bool overlapInTime(const BufferLifetime &a, const BufferLifetime &b) {
+  return a.first <= b.last && b.first <= a.last;
+}
+
+/// Places buffers in decreasing order of size, each against every placed
+/// buffer it overlaps in time. O(n^2 log n).
+ArenaPlan placeBySize(ArrayRef<BufferLifetime> buffers) {
+  auto order = llvm::to_vector(llvm::seq<size_t>(0, buffers.size()));
+  llvm::sort(order, [&](size_t a, size_t b) {
+    return std::make_tuple(-buffers[a].bytes, buffers[a].first, a) <
+           std::make_tuple(-buffers[b].bytes, buffers[b].first, b);
+  });
+  ArenaPlan plan;
+  plan.offsets.assign(buffers.size(), 0);
+  SmallVector<size_t> placed;
+  SmallVector<Extent> extents;
+  for (size_t index : order) {
+    const BufferLifetime &buffer = buffers[index];
+    int64_t bytes = roundToArenaAlignment(buffer.bytes);
+    extents.clear();
+    for (size_t other : placed)
+      if (overlapInTime(buffer, buffers[other]))
+        extents.push_back(
+            {plan.offsets[other],
+             plan.offsets[other] + roundToArenaAlignment(buffers[other].bytes)});
+    llvm::sort(extents, [](const Extent &a, const Extent &b) {
+      return a.offset < b.offset;
+    });
+    int64_t offset = findBestFit(extents, bytes);
+    plan.offsets[index] = offset;
+    plan.size = std::max(plan.size, offset + bytes);
+    placed.push_back(index);
+  }
+  return plan;
+}
+
+/// Places buffers in order of first position, each against the buffers
+/// still live there. O(n k) for k buffers live at once.
+ArenaPlan placeByStart(ArrayRef<BufferLifetime> buffers) {
+  auto order = llvm::to_vector(llvm::seq<size_t>(0, buffers.size()));
+  llvm::sort(order, [&](size_t a, size_t b) {
+    return std::make_tuple(buffers[a].first, -buffers[a].bytes, a) <
+           std::make_tuple(buffers[b].first, -buffers[b].bytes, b);
+  });
+  ArenaPlan plan;
+  plan.offsets.assign(buffers.size(), 0);
+  // The live buffers' extents and last positions, sorted by offset.
+  SmallVector<std::pair<Extent, int64_t>> active;
+  SmallVector<Extent> extents;
+  for (size_t index : order) {
+    const BufferLifetime &buffer = buffers[index];
+    llvm::erase_if(active, [&](const auto &entry) {
+      return entry.second < buffer.first;
+    });
+    extents.clear();
+    for (const auto &entry : active)
+      extents.push_back(entry.first);
+    int64_t bytes = roundToArenaAlignment(buffer.bytes);
+    int64_t offset = findBestFit(extents, bytes);
+    plan.offsets[index] = offset;
+    plan.size = std::max(plan.size, offset + bytes);
+    auto *it = llvm::partition_point(active, [&](const auto &entry) {
+      return entry.first.offset < offset;
+    });
+    active.insert(it, {Extent{offset, offset + bytes}, buffer.last});
+  }
+  return plan;
+}
+
+} // namespace
+
+int64_t remat::roundToArenaAlignment(int64_t bytes) {
+  return llvm::alignTo(std::max<int64_t>(bytes, 0), kArenaAlignment);
+}
+
+int64_t remat::getMaxLiveBytes(ArrayRef<BufferLifetime> buffers) {
+  SmallVector<std::pair<int64_t, int64_t>> events;
+  events.reserve(2 * buffers.size());
+  for (const BufferLifetime &buffer : buffers) {
+    int64_t bytes = roundToArenaAlignment(buffer.bytes);
+    events.push_back({buffer.first, bytes});
+    events.push_back({buffer.last + 1, -bytes});
+  }
+  // At one position, frees (negative) come before allocations.
+  llvm::sort(events);
+  int64_t live = 0, peak = 0;
+  for (auto [position, delta] : events) {
+    live += delta;
+    peak = std::max(peak, live);
+  }
+  return peak;
+}
+
+ArenaPlan remat::planArena(ArrayRef<BufferLifetime> buffers) {
+  ArenaPlan plan = placeByStart(buffers);
+  if (buffers.size() <= kMaxBySizeBuffers) {
+    ArenaPlan bySize = placeBySize(buffers);
+    if (bySize.size < plan.size)
+      plan = std::move(bySize);
+  }
+  plan.maxLiveBytes = getMaxLiveBytes(buffers);
+  return plan;
+}
+
+//===----------------------------------------------------------------------===//
+// The buffers of a step
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Returns the bytes one element of `type` takes in memory (an i1 takes
+/// one, an index eight), or nullopt for other element types.
+std::optional<int64_t> getElementBytes(Type type) {
+  if (type.isIndex())
+    return 8;
+  if (type.isIntOrFloat())
+    return llvm::divideCeil(type.getIntOrFloatBitWidth(), 8);
+  return std::nullopt;
+}
+
+/// Returns the rounded bytes of a static memref of known element size.
+std::optional<int64_t> getBufferBytes(MemRefType type) {
+  std::optional<int64_t> elementBytes = getElementBytes(type.getElementType());
+  if (!type.hasStaticShape() || !elementBytes)
+    return std::nullopt;
+  return roundToArenaAlignment(type.getNumElements() * *elementBytes);
+}
+
+/// Returns true if `type` can be a view at an offset of a byte arena.
+bool isPlannable(MemRefType type) {
+  return getBufferBytes(type) && type.getLayout().isIdentity() &&
+         !type.getMemorySpace();
+}
+
+} // namespace
+
+bool remat::mustKeepReturnedBuffers(func::FuncOp function) {
+  Operation *table = SymbolTable::getNearestSymbolTable(function);
+  return function.isPrivate() ||
+         (table && !SymbolTable::symbolKnownUseEmpty(function, table));
+}
+
+StepBuffers remat::collectStepBuffers(func::FuncOp function,
+                                      bool keepReturned) {
+  StepBuffers result;
+  Region &body = function.getBody();
+  auto leaveAll = [&] {
+    function.walk([&](memref::AllocOp alloc) {
+      result.unplanned.push_back(alloc);
+      result.unplannedBytes += getBufferBytes(alloc.getType()).value_or(0);
+    });
+    return result;
+  };
+  if (body.empty() || !body.hasOneBlock())
+    return leaveAll();
+
+  Block &entry = body.front();
+  DenseMap<Operation *, int64_t> position;
+  for (auto [index, op] : llvm::enumerate(entry))
+    position[&op] = index;
+  int64_t end = entry.empty() ? 0 : int64_t(entry.getOperations().size()) - 1;
+
+  BufferViewFlowAnalysis aliases(function);
+  function.walk([&](memref::AllocOp alloc) {
+    MemRefType type = alloc.getType();
+    BufferLifetime lifetime{getBufferBytes(type).value_or(0),
+                            position.lookup(alloc), 0};
+    bool planned = alloc->getBlock() == &entry && isPlannable(type) &&
+                   alloc.getDynamicSizes().empty() &&
+                   alloc.getSymbolOperands().empty();
+    bool escapes = false;
+    lifetime.last = lifetime.first;
+    for (Value alias : aliases.resolve(alloc.getResult())) {
+      if (!planned)
+        break;
+      for (Operation *user : alias.getUsers()) {
+        Operation *inEntry = entry.findAncestorOpInBlock(*user);
+        if (!inEntry) {
+          planned = false;
+          break;
+        }
+        if (auto dealloc = dyn_cast<memref::DeallocOp>(user)) {
+          // Only the allocation's own deallocation at the entry level.
+          if (dealloc.getMemref() != alloc.getResult() || inEntry != user)
+            planned = false;
+          continue;
+        }
+        if (user->hasTrait<OpTrait::ReturnLike>() && inEntry == user) {
+          planned = planned && !keepReturned;
+          escapes = true;
+          lifetime.last = end;
+        }
+        lifetime.last = std::max(lifetime.last, position.lookup(inEntry));
+      }
+    }
+    if (!planned) {
+      result.unplanned.push_back(alloc);
+      result.unplannedBytes += lifetime.bytes;
+      return;
+    }
+    result.allocs.push_back(alloc);
+    result.lifetimes.push_back(lifetime);
+    result.escapes.push_back(escapes);
+  });
+  return result;
+}
+
+FailureOr<StepMemoryPlan> remat::planModuleCopy(ModuleOp module,
+                                                StringRef name,
+                                                StringRef pipeline,
+                                                std::string &error) {
+  MLIRContext *context = module.getContext();
+  PassManager pm(context, ModuleOp::getOperationName());
+  llvm::raw_string_ostream errorStream(error);
+  if (failed(parsePassPipeline(pipeline, pm, errorStream)))
+    return failure();
+  {
+    // The copy's diagnostics are the plan's failure, not the input's.
+    ScopedDiagnosticHandler handler(context, [&](Diagnostic &diagnostic) {
+      if (diagnostic.getSeverity() == DiagnosticSeverity::Error &&
+          error.empty())
+        error = diagnostic.str();
+      return success();
+    });
+    if (failed(pm.run(module))) {
+      if (error.empty())
+        error = "the bufferization pipeline failed";
+      return failure();
+    }
+  }
+  auto bufferized = module.lookupSymbol<func::FuncOp>(name);
+  if (!bufferized) {
+    error = "the bufferized module has no @" + name.str();
+    return failure();
+  }
+  StepBuffers buffers =
+      collectStepBuffers(bufferized, mustKeepReturnedBuffers(bufferized));
+  ArenaPlan arena = planArena(buffers.lifetimes);
+  StepMemoryPlan plan;
+  plan.arenaBytes = arena.size;
+  plan.maxLiveBytes = arena.maxLiveBytes;
+  plan.unplannedBytes = buffers.unplannedBytes;
+  plan.peakBytes = arena.size + buffers.unplannedBytes;
+  plan.plannedBuffers = buffers.allocs.size();
+  plan.unplannedBuffers = buffers.unplanned.size();
+  return plan;
+}
+
+FailureOr<StepMemoryPlan>
+remat::computeStepMemoryPlan(func::FuncOp function, StringRef pipeline,
+                             std::string &error) {
+  auto module = function->getParentOfType<ModuleOp>();
+  if (!module) {
+    error = "the function is not in a module";
+    return failure();
+  }
+  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+  return planModuleCopy(*copy, function.getName(), pipeline, error);
+}

@@ -1,0 +1,134 @@
+//===- ReuseBuffers.cpp - Elementwise ops write into dying operands -------===//
+//
+// This file implements -remat-reuse-buffers, which lets an elementwise linalg
+// op of a bufferized step write its result into the buffer of an operand
+// that dies at the op, instead of a buffer of its own.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+namespace remat {
+#define GEN_PASS_DEF_REMATREUSEBUFFERSPASS
+#include "remat/Transforms/Passes.h.inc"
+} // namespace remat
+
+using namespace mlir;
+
+namespace {
+
+/// Returns the allocation `value` is, if it is a `memref.alloc` of `block`
+/// whose every user is an op of `block` that makes no view of it (it may
+/// be returned).
+memref::AllocOp getPlainAllocation(Value value, Block &block) {
+  auto alloc = value.getDefiningOp<memref::AllocOp>();
+  if (!alloc || alloc->getBlock() != &block)
+    return nullptr;
+  for (Operation *user : alloc->getUsers()) {
+    if (user->getBlock() != &block)
+      return nullptr;
+    if (llvm::any_of(user->getResultTypes(), llvm::IsaPred<BaseMemRefType>))
+      return nullptr;
+  }
+  return alloc;
+}
+
+/// Returns the deallocations of `alloc`, or failure if one is not a plain
+/// `memref.dealloc` of it in its block.
+FailureOr<SmallVector<Operation *>> getDeallocs(memref::AllocOp alloc) {
+  SmallVector<Operation *> deallocs;
+  for (Operation *user : alloc->getUsers()) {
+    if (isa<memref::DeallocOp>(user))
+      deallocs.push_back(user);
+    else if (hasEffect<MemoryEffects::Free>(user))
+      return failure();
+  }
+  return deallocs;
+}
+
+struct RematReuseBuffersPass
+    : remat::impl::RematReuseBuffersPassBase<RematReuseBuffersPass> {
+  using RematReuseBuffersPassBase::RematReuseBuffersPassBase;
+
+  void runOnOperation() override {
+    Region &body = getOperation().getBody();
+    if (!body.hasOneBlock())
+      return;
+    Block &block = body.front();
+    SmallVector<linalg::GenericOp> candidates;
+    for (Operation &op : block)
+      if (auto generic = dyn_cast<linalg::GenericOp>(op))
+        candidates.push_back(generic);
+    for (linalg::GenericOp generic : candidates)
+      if (reuseOperand(generic, block))
+        ++numReused;
+  }
+
+  /// Writes the result of `generic` into an operand's buffer when legal:
+  /// every loop parallel, the operand read with the result's identity map
+  /// only, of the result's type, and last used by `generic`; the result a
+  /// fresh allocation first used by `generic`, whose payload does not read
+  /// it.
+  bool reuseOperand(linalg::GenericOp generic, Block &block) {
+    if (generic.getNumDpsInits() != 1 ||
+        generic.getNumParallelLoops() != generic.getNumLoops())
+      return false;
+    OpOperand &init = generic.getDpsInitsMutable()[0];
+    if (!generic.getMatchingIndexingMap(&init).isIdentity() ||
+        generic.payloadUsesValueFromOperand(&init))
+      return false;
+    memref::AllocOp result = getPlainAllocation(init.get(), block);
+    if (!result || !isFirstUser(result, generic))
+      return false;
+    for (OpOperand *input : generic.getDpsInputOperands()) {
+      memref::AllocOp source = getPlainAllocation(input->get(), block);
+      if (!source || source.getType() != result.getType() ||
+          !isReadAsElementwise(generic, source) ||
+          !isLastUser(source, generic))
+        continue;
+      FailureOr<SmallVector<Operation *>> sourceFrees = getDeallocs(source);
+      FailureOr<SmallVector<Operation *>> resultFrees = getDeallocs(result);
+      if (failed(sourceFrees) || failed(resultFrees))
+        continue;
+      // The merged buffer lives as long as the result did.
+      for (Operation *dealloc : *sourceFrees)
+        dealloc->erase();
+      result.replaceAllUsesWith(source.getResult());
+      result.erase();
+      return true;
+    }
+    return false;
+  }
+
+  /// Returns true if `generic` reads `source` only through identity maps.
+  static bool isReadAsElementwise(linalg::GenericOp generic,
+                                  memref::AllocOp source) {
+    for (OpOperand &operand : generic->getOpOperands())
+      if (operand.get() == source.getResult() &&
+          (generic.isDpsInit(&operand) ||
+           !generic.getMatchingIndexingMap(&operand).isIdentity()))
+        return false;
+    return true;
+  }
+
+  /// Returns true if no user of `alloc` comes before `op`.
+  static bool isFirstUser(memref::AllocOp alloc, Operation *op) {
+    return llvm::all_of(alloc->getUsers(), [&](Operation *user) {
+      return user == op || op->isBeforeInBlock(user);
+    });
+  }
+
+  /// Returns true if every user of `alloc` but its deallocations comes
+  /// before `op` or is `op`.
+  static bool isLastUser(memref::AllocOp alloc, Operation *op) {
+    return llvm::all_of(alloc->getUsers(), [&](Operation *user) {
+      return user == op || isa<memref::DeallocOp>(user) ||
+             user->isBeforeInBlock(op);
+    });
+  }
+};
+
+} // namespace
