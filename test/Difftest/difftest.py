@@ -8,7 +8,9 @@ and budget policies) the step goes through
 
 and `remat-run --compare` runs it against the unmarked step (the same step
 after -remat-thread-rng only) on the same random inputs: every output must
-be bit-identical. A tool that crashes, rejects a generated step, or a run
+be bit-identical, and -remat-report's static peak of both steps must be the
+allocator's measured peak to the byte. A tool that crashes, rejects a
+generated step, a static peak that is not the measured one, or a run
 whose outputs differ is a failure: the seed, the policy, the commands and a
 minimized reproducer (the shortest prefix of the seed's forward nodes,
 `remat-gen --max-nodes K`, that still fails) are printed.
@@ -18,6 +20,7 @@ Usage: difftest.py --bin DIR [--seeds A:B] [--sizes tiny,small] [--jobs 2]
 """
 import argparse
 import concurrent.futures
+import json
 import os
 import re
 import shutil
@@ -87,7 +90,7 @@ def check(tools, seed, size, policy, work, max_nodes=None):
     if rc != 0:
         return ("crash" if crashed(rc) else "rejected", err, cmds)
     compare = [tools.run, base, "--random-inputs", str(seed % 1000 + 1),
-               "--compare", out]
+               "--stats", "--compare", out]
     cmds.append(compare)
     rc, stdout, err = run(compare)
     if rc != 0:
@@ -95,6 +98,20 @@ def check(tools, seed, size, policy, work, max_nodes=None):
     outputs = [l for l in stdout.splitlines() if l.startswith("out")]
     if not outputs or not all(l.endswith("bit-identical") for l in outputs):
         return ("mismatch", stdout, cmds)
+    # The static peak -remat-report predicts is the allocator's, to the byte.
+    measured = [json.loads(l)["peak_bytes"] for l in stdout.splitlines()
+                if l.startswith("{")]
+    for path, peak in zip((base, out), measured):
+        report = [tools.opt, path, "-remat-report=format=json", "-o",
+                  os.devnull]
+        cmds.append(report)
+        rc, stdout, err = run(report)
+        if rc != 0:
+            return ("crash" if crashed(rc) else "rejected", err, cmds)
+        static = json.loads(stdout)["functions"][0]["totals"]
+        if static["static_peak_bytes"] != peak:
+            return ("peak", f"{path}: static peak {static['static_peak_bytes']}"
+                    f" bytes, measured {peak} bytes", cmds)
     for path in (step, base, out):
         os.remove(path)
     return None

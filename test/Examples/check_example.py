@@ -1,7 +1,8 @@
 """Runs one example with and without rematerialization and checks the
 promises of -remat-checkpoint on real code: every output (loss, gradients)
-bit-identical, dropout included, in early-stop and reentrant mode, and the
-allocator's measured peak below the run without rematerialization.
+bit-identical, dropout included, in early-stop and reentrant mode, the
+allocator's measured peak below the run without rematerialization, and
+-remat-report's static peak of both runs equal to the measured one.
 
 Usage: check_example.py REMAT_OPT REMAT_RUN EXAMPLE.mlir WORKDIR
 """
@@ -44,5 +45,14 @@ for mode, path in variants.items():
           f"({saved:.0%} less)")
     if run.returncode != 0 or not identical:
         sys.exit(f"{name} {mode}: outputs differ\n{run.stdout}")
+    # The static peak is the allocator's, to the byte (the memory plan).
+    for step, measured in ((base, stats[0]), (path, stats[1])):
+        report = json.loads(subprocess.run(
+            [remat_opt, step, "-remat-report=format=json", "-o", os.devnull],
+            check=True, capture_output=True, text=True).stdout)
+        static = report["functions"][0]["totals"]["static_peak_bytes"]
+        if static != measured["peak_bytes"]:
+            sys.exit(f"{name} {mode}: static peak {static} bytes, measured "
+                     f"{measured['peak_bytes']} bytes")
     if stats[1]["peak_bytes"] >= stats[0]["peak_bytes"]:
         sys.exit(f"{name} {mode}: rematerialization did not lower the peak")

@@ -1,0 +1,84 @@
+// RUN: remat-opt %s -split-input-file -remat-reuse-buffers | FileCheck %s
+
+#id = affine_map<(d0) -> (d0)>
+#rev = affine_map<(d0) -> (15 - d0)>
+
+// Checks that an elementwise op writes into the buffer of an operand that
+// dies at it: %t's buffer takes %r, whose allocation goes, and %t's
+// deallocation moves to where %r's was.
+// CHECK-LABEL: func.func @dying_operand(
+// CHECK:         %[[T:.*]] = memref.alloc() : memref<16xf32>
+// CHECK-NOT:     memref.alloc
+// CHECK:         linalg.generic {{.*}} ins(%[[T]], %{{.*}} : memref<16xf32>, memref<16xf32>) outs(%[[T]] : memref<16xf32>)
+// CHECK-NOT:     memref.dealloc
+// CHECK:         memref.copy %[[T]], %{{.*}}
+// CHECK-NEXT:    memref.dealloc %[[T]]
+func.func @dying_operand(%x: memref<16xf32>, %y: memref<16xf32>) {
+  %t = memref.alloc() : memref<16xf32>
+  memref.copy %x, %t : memref<16xf32> to memref<16xf32>
+  %r = memref.alloc() : memref<16xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%t, %x : memref<16xf32>, memref<16xf32>) outs(%r : memref<16xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %t : memref<16xf32>
+  memref.copy %r, %y : memref<16xf32> to memref<16xf32>
+  memref.dealloc %r : memref<16xf32>
+  return
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+#rev = affine_map<(d0) -> (15 - d0)>
+
+// Checks what stays: an operand used after the op, an operand read in
+// reverse (element i would be overwritten before iteration 15 - i reads
+// it), an operand of another type, and a result whose payload reads it.
+// CHECK-LABEL: func.func @kept(
+// CHECK-COUNT-6: memref.alloc()
+func.func @kept(%x: memref<16xf32>, %y: memref<16xf32>, %z: memref<16xf16>) {
+  %live = memref.alloc() : memref<16xf32>
+  memref.copy %x, %live : memref<16xf32> to memref<16xf32>
+  %r0 = memref.alloc() : memref<16xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%live : memref<16xf32>) outs(%r0 : memref<16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  memref.copy %live, %y : memref<16xf32> to memref<16xf32>
+  memref.dealloc %live : memref<16xf32>
+  %r1 = memref.alloc() : memref<16xf32>
+  linalg.generic {indexing_maps = [#rev, #id], iterator_types = ["parallel"]}
+      ins(%r0 : memref<16xf32>) outs(%r1 : memref<16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  memref.dealloc %r0 : memref<16xf32>
+  %h = memref.alloc() : memref<16xf16>
+  memref.copy %z, %h : memref<16xf16> to memref<16xf16>
+  %r2 = memref.alloc() : memref<16xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%h : memref<16xf16>) outs(%r2 : memref<16xf32>) {
+  ^bb0(%a: f16, %o: f32):
+    %e = arith.extf %a : f16 to f32
+    linalg.yield %e : f32
+  }
+  memref.dealloc %h : memref<16xf16>
+  %r3 = memref.alloc() : memref<16xf32>
+  memref.copy %r2, %r3 : memref<16xf32> to memref<16xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%r2 : memref<16xf32>) outs(%r3 : memref<16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %r2 : memref<16xf32>
+  memref.copy %r1, %y : memref<16xf32> to memref<16xf32>
+  memref.copy %r3, %y : memref<16xf32> to memref<16xf32>
+  memref.dealloc %r1 : memref<16xf32>
+  memref.dealloc %r3 : memref<16xf32>
+  return
+}

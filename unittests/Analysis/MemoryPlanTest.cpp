@@ -1,0 +1,158 @@
+//===- MemoryPlanTest.cpp - Arena placement against brute force -----------===//
+//
+// Checks remat::planArena on random buffer lifetimes: every placement is
+// valid (aligned, no two buffers live at once share a byte), never below the
+// most bytes live at once, exact where greedy placement is known to be
+// (buffers of one size), and compared with the optimum of a brute force
+// over every placement on small instances.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Analysis/MemoryPlan.h"
+
+#include "gtest/gtest.h"
+
+#include <functional>
+#include <random>
+
+using namespace remat;
+
+namespace {
+
+/// Returns an error message if `plan` is not a valid placement of `buffers`.
+std::string checkPlacement(llvm::ArrayRef<BufferLifetime> buffers,
+                           const ArenaPlan &plan) {
+  if (plan.offsets.size() != buffers.size())
+    return "wrong number of offsets";
+  int64_t end = 0;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    int64_t bytes = roundToArenaAlignment(buffers[i].bytes);
+    if (plan.offsets[i] % kArenaAlignment != 0)
+      return "unaligned offset";
+    end = std::max(end, plan.offsets[i] + bytes);
+    for (size_t j = 0; j < i; ++j) {
+      bool inTime = buffers[i].first <= buffers[j].last &&
+                    buffers[j].first <= buffers[i].last;
+      int64_t other = roundToArenaAlignment(buffers[j].bytes);
+      bool inSpace = plan.offsets[i] < plan.offsets[j] + other &&
+                     plan.offsets[j] < plan.offsets[i] + bytes;
+      if (inTime && inSpace)
+        return "buffers " + std::to_string(i) + " and " + std::to_string(j) +
+               " overlap";
+    }
+  }
+  if (end != plan.size)
+    return "size is not the end of the highest buffer";
+  return {};
+}
+
+/// Random lifetimes over `positions` positions, sizes in 1..maxSlots slots.
+std::vector<BufferLifetime> randomBuffers(std::mt19937 &rng, int count,
+                                          int positions, int maxSlots) {
+  std::uniform_int_distribution<int> slots(1, maxSlots);
+  std::uniform_int_distribution<int> position(0, positions - 1);
+  std::vector<BufferLifetime> buffers;
+  for (int i = 0; i < count; ++i) {
+    int a = position(rng), b = position(rng);
+    // Some sizes not a multiple of the alignment, rounded by the plan.
+    int64_t bytes = slots(rng) * kArenaAlignment - (i % 3 == 0 ? 7 : 0);
+    buffers.push_back({bytes, std::min(a, b), std::max(a, b)});
+  }
+  return buffers;
+}
+
+/// The smallest arena over every placement of `buffers` at slot offsets
+/// below `limit` slots.
+int64_t bruteForceArena(llvm::ArrayRef<BufferLifetime> buffers, int64_t limit) {
+  size_t n = buffers.size();
+  std::vector<int64_t> slots(n), offsets(n);
+  for (size_t i = 0; i < n; ++i)
+    slots[i] = roundToArenaAlignment(buffers[i].bytes) / kArenaAlignment;
+  int64_t best = limit;
+  std::function<void(size_t, int64_t)> place = [&](size_t i, int64_t top) {
+    if (top >= best)
+      return;
+    if (i == n) {
+      best = top;
+      return;
+    }
+    for (int64_t offset = 0; offset + slots[i] <= best; ++offset) {
+      bool fits = true;
+      for (size_t j = 0; j < i && fits; ++j)
+        fits = !(buffers[i].first <= buffers[j].last &&
+                 buffers[j].first <= buffers[i].last &&
+                 offset < offsets[j] + slots[j] &&
+                 offsets[j] < offset + slots[i]);
+      if (!fits)
+        continue;
+      offsets[i] = offset;
+      place(i + 1, std::max(top, offset + slots[i]));
+    }
+  };
+  place(0, 0);
+  return best * kArenaAlignment;
+}
+
+TEST(MemoryPlanTest, PlacementIsValidAndAboveMaxLive) {
+  std::mt19937 rng(17);
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::vector<BufferLifetime> buffers =
+        randomBuffers(rng, 1 + trial % 60, 1 + trial % 40, 1 + trial % 9);
+    ArenaPlan plan = planArena(buffers);
+    ASSERT_EQ(checkPlacement(buffers, plan), "") << "trial " << trial;
+    EXPECT_GE(plan.size, plan.maxLiveBytes);
+    EXPECT_EQ(plan.maxLiveBytes, getMaxLiveBytes(buffers));
+  }
+}
+
+TEST(MemoryPlanTest, OneSizeIsPlacedInMaxLive) {
+  // Buffers of one size on an interval graph: placing them by first
+  // position needs no more slots than buffers live at once.
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 500; ++trial) {
+    std::vector<BufferLifetime> buffers =
+        randomBuffers(rng, 1 + trial % 80, 1 + trial % 50, 1);
+    ArenaPlan plan = planArena(buffers);
+    ASSERT_EQ(checkPlacement(buffers, plan), "");
+    EXPECT_EQ(plan.size, plan.maxLiveBytes) << "trial " << trial;
+  }
+}
+
+TEST(MemoryPlanTest, CloseToBruteForceOnSmallInstances) {
+  std::mt19937 rng(3);
+  int optimal = 0, trials = 300;
+  double worst = 1;
+  for (int trial = 0; trial < trials; ++trial) {
+    std::vector<BufferLifetime> buffers =
+        randomBuffers(rng, 2 + trial % 6, 2 + trial % 8, 4);
+    ArenaPlan plan = planArena(buffers);
+    ASSERT_EQ(checkPlacement(buffers, plan), "");
+    int64_t best = bruteForceArena(buffers, plan.size / kArenaAlignment);
+    ASSERT_LE(best, plan.size);
+    ASSERT_GE(best, plan.maxLiveBytes);
+    optimal += best == plan.size;
+    worst = std::max(worst, double(plan.size) / best);
+  }
+  // Recorded figures (seed 3): the greedy placement is optimal on most
+  // small instances and never far off.
+  EXPECT_GE(optimal, trials * 9 / 10) << "optimal on " << optimal;
+  EXPECT_LE(worst, 1.5);
+  std::printf("planArena optimal on %d of %d instances, worst ratio %.3f\n",
+              optimal, trials, worst);
+}
+
+TEST(MemoryPlanTest, ScalesToManyBuffers) {
+  // Beyond kMaxBySizeBuffers only the placement by first position runs.
+  std::mt19937 rng(11);
+  std::vector<BufferLifetime> buffers;
+  for (int i = 0; i < 40000; ++i) {
+    int length = std::uniform_int_distribution<int>(0, 30)(rng);
+    buffers.push_back({std::uniform_int_distribution<int64_t>(1, 4096)(rng),
+                       i, i + length});
+  }
+  ArenaPlan plan = planArena(buffers);
+  EXPECT_GE(plan.size, plan.maxLiveBytes);
+  EXPECT_LE(plan.size, 2 * plan.maxLiveBytes);
+}
+
+} // namespace
