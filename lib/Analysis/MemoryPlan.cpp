@@ -15,6 +15,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace remat;
 
@@ -46,14 +48,10 @@ bool overlapInTime(const BufferLifetime &a, const BufferLifetime &b) {
   return a.first <= b.last && b.first <= a.last;
 }
 
-/// Places buffers in decreasing order of size, each against every placed
-/// buffer it overlaps in time. O(n^2 log n).
-ArenaPlan placeBySize(ArrayRef<BufferLifetime> buffers) {
-  auto order = llvm::to_vector(llvm::seq<size_t>(0, buffers.size()));
-  llvm::sort(order, [&](size_t a, size_t b) {
-    return std::make_tuple(-buffers[a].bytes, buffers[a].first, a) <
-           std::make_tuple(-buffers[b].bytes, buffers[b].first, b);
-  });
+/// Places buffers in `order`, each in the tightest gap among the placed
+/// buffers it overlaps in time. O(n^2 log n).
+ArenaPlan placeInOrder(ArrayRef<BufferLifetime> buffers,
+                       ArrayRef<size_t> order) {
   ArenaPlan plan;
   plan.offsets.assign(buffers.size(), 0);
   SmallVector<size_t> placed;
@@ -76,6 +74,35 @@ ArenaPlan placeBySize(ArrayRef<BufferLifetime> buffers) {
     placed.push_back(index);
   }
   return plan;
+}
+
+/// The orders placeInOrder tries: decreasing size (TFLite's and XLA's heap
+/// simulators), decreasing lifetime length, and decreasing area (bytes
+/// times length), ties by first position.
+SmallVector<SmallVector<size_t>> getPlacementOrders(
+    ArrayRef<BufferLifetime> buffers) {
+  auto length = [&](size_t i) { return buffers[i].last - buffers[i].first; };
+  using Key = std::function<std::tuple<int64_t, int64_t, int64_t>(size_t)>;
+  SmallVector<Key> keys = {
+      [&](size_t i) {
+        return std::make_tuple(-buffers[i].bytes, -length(i), buffers[i].first);
+      },
+      [&](size_t i) {
+        return std::make_tuple(-length(i), -buffers[i].bytes, buffers[i].first);
+      },
+      [&](size_t i) {
+        return std::make_tuple(-buffers[i].bytes * (length(i) + 1),
+                               -buffers[i].bytes, buffers[i].first);
+      }};
+  SmallVector<SmallVector<size_t>> orders;
+  for (const Key &key : keys) {
+    auto order = llvm::to_vector(llvm::seq<size_t>(0, buffers.size()));
+    llvm::sort(order, [&](size_t a, size_t b) {
+      return std::make_pair(key(a), a) < std::make_pair(key(b), b);
+    });
+    orders.push_back(std::move(order));
+  }
+  return orders;
 }
 
 /// Places buffers in order of first position, each against the buffers
@@ -138,9 +165,11 @@ int64_t remat::getMaxLiveBytes(ArrayRef<BufferLifetime> buffers) {
 ArenaPlan remat::planArena(ArrayRef<BufferLifetime> buffers) {
   ArenaPlan plan = placeByStart(buffers);
   if (buffers.size() <= kMaxBySizeBuffers) {
-    ArenaPlan bySize = placeBySize(buffers);
-    if (bySize.size < plan.size)
-      plan = std::move(bySize);
+    for (ArrayRef<size_t> order : getPlacementOrders(buffers)) {
+      ArenaPlan candidate = placeInOrder(buffers, order);
+      if (candidate.size < plan.size)
+        plan = std::move(candidate);
+    }
   }
   plan.maxLiveBytes = getMaxLiveBytes(buffers);
   return plan;

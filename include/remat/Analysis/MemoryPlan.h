@@ -49,13 +49,13 @@ int64_t roundToArenaAlignment(int64_t bytes);
 /// O(n log n).
 int64_t getMaxLiveBytes(llvm::ArrayRef<BufferLifetime> buffers);
 
-/// Places `buffers` in one arena: the smaller of two greedy placements,
-/// each putting a buffer in the tightest gap among the already placed
-/// buffers it overlaps in time (else above them), one in decreasing order of
-/// size (TFLite's and XLA's heap simulators' order) and one in order of
-/// first position (an allocator's order). O(n k log k) for k buffers live
-/// at once; the order by size is tried up to kMaxBySizeBuffers buffers,
-/// where it costs O(n^2).
+/// Places `buffers` in one arena: the smallest of greedy placements, each
+/// putting a buffer in the tightest gap among the already placed buffers it
+/// overlaps in time (else above them), in order of first position (an
+/// allocator's order, O(n k log k) for k buffers live at once) and, up to
+/// kMaxBySizeBuffers buffers, in decreasing order of size (TFLite's and
+/// XLA's heap simulators' order), of lifetime and of bytes times lifetime
+/// (O(n^2 log n) each).
 ArenaPlan planArena(llvm::ArrayRef<BufferLifetime> buffers);
 
 /// The largest number of buffers planArena places in order of size.
