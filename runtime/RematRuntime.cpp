@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 
 using namespace remat::runtime;
 
@@ -64,17 +65,38 @@ extern "C" void _mlir_memref_to_llvm_free(void *ptr) {
 
 namespace {
 
-/// C += A * B for one matrix; `sgemm` when rows are contiguous.
+/// How sgemm reads a rows x cols operand with the given strides: as it is
+/// (contiguous rows), transposed (contiguous columns, a transposed view), or
+/// not at all. Sets `leading` to its leading dimension.
+std::optional<CBLAS_TRANSPOSE> getBlasLayout(int64_t rowStride,
+                                             int64_t colStride, int64_t rows,
+                                             int64_t cols, int64_t &leading) {
+  if (colStride == 1 && rowStride >= std::max<int64_t>(1, cols)) {
+    leading = rowStride;
+    return CblasNoTrans;
+  }
+  if (rowStride == 1 && colStride >= std::max<int64_t>(1, rows)) {
+    leading = colStride;
+    return CblasTrans;
+  }
+  return std::nullopt;
+}
+
+/// C += A * B for one matrix; `sgemm` when each operand's rows or (for A
+/// and B) columns are contiguous.
 void matmul(const float *a, int64_t aRowStride, int64_t aColStride,
             const float *b, int64_t bRowStride, int64_t bColStride, float *c,
             int64_t cRowStride, int64_t cColStride, int64_t m, int64_t n,
             int64_t k) {
-  if (aColStride == 1 && bColStride == 1 && cColStride == 1 &&
-      aRowStride >= std::max<int64_t>(1, k) &&
-      bRowStride >= std::max<int64_t>(1, n) &&
+  int64_t lda = 0, ldb = 0;
+  std::optional<CBLAS_TRANSPOSE> aLayout =
+      getBlasLayout(aRowStride, aColStride, m, k, lda);
+  std::optional<CBLAS_TRANSPOSE> bLayout =
+      getBlasLayout(bRowStride, bColStride, k, n, ldb);
+  if (aLayout && bLayout && cColStride == 1 &&
       cRowStride >= std::max<int64_t>(1, n)) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a,
-                aRowStride, b, bRowStride, 1.0f, c, cRowStride);
+    cblas_sgemm(CblasRowMajor, *aLayout, *bLayout, m, n, k, 1.0f, a, lda, b,
+                ldb, 1.0f, c, cRowStride);
     return;
   }
   for (int64_t i = 0; i < m; ++i)

@@ -11,12 +11,17 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 
 namespace remat {
 
 #define GEN_PASS_DECL
 #include "remat/Transforms/Passes.h.inc"
+
+/// Adds the patterns of -remat-fold-transposes: a (batch) matmul on tensors
+/// reads a `linalg.transpose`'s input through a permuted indexing map.
+void populateRematFoldTransposesPatterns(mlir::RewritePatternSet &patterns);
 
 #define GEN_PASS_REGISTRATION
 #include "remat/Transforms/Passes.h.inc"

@@ -232,6 +232,34 @@ def RematOutlinePass : Pass<"remat-outline", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::func::FuncDialect"];
 }
 
+def RematFoldTransposesPass
+    : Pass<"remat-fold-transposes", "mlir::func::FuncOp"> {
+  let summary = "Let matmuls read transposed operands through their maps";
+  let description = [{
+    Exporters materialize `linalg.transpose` copies of weights (for forward
+    matmuls) and of activations (for weight gradients); each is a buffer
+    that costs memory and time while it lives, where PyTorch's transposes
+    are views. This pass rewrites a `linalg.matmul` or `linalg.batch_matmul`
+    on tensors whose input is a `linalg.transpose` to read the transpose's
+    input with the permuted indexing map (a chain of transposes folds one
+    by one; two that cancel give the default map back). A transpose left
+    without users goes with canonicalization or dead-code elimination, and
+    `-remat-matmul-to-blas` passes a transposed operand to sgemm as such.
+    Runs at the start of `-remat-bufferize`; linear in the number of ops.
+
+    Before:
+    ```mlir
+    %t = linalg.transpose ins(%w : tensor<16x8xf32>) outs(%e : tensor<8x16xf32>) permutation = [1, 0]
+    %y = linalg.matmul ins(%x, %t : tensor<4x8xf32>, tensor<8x16xf32>) outs(%z : tensor<4x16xf32>) -> tensor<4x16xf32>
+    ```
+    After:
+    ```mlir
+    %y = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w : tensor<4x8xf32>, tensor<16x8xf32>) outs(%z : tensor<4x16xf32>) -> tensor<4x16xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def RematReuseBuffersPass
     : Pass<"remat-reuse-buffers", "mlir::func::FuncOp"> {
   let summary = "Let elementwise ops write into the buffer of a dying operand";

@@ -67,6 +67,7 @@ void remat::buildRematBufferizePipeline(OpPassManager &pm,
                                         bool fuseElementwise, bool planArena) {
   // Tensors: remat ops to upstream ops, elementwise ops to (fused) linalg.
   pm.addNestedPass<func::FuncOp>(createConvertRematToStandardPass());
+  pm.addNestedPass<func::FuncOp>(createRematFoldTransposesPass());
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   if (fuseElementwise)
     pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());

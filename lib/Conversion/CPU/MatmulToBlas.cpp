@@ -33,20 +33,44 @@ MemRefType getDynamicMemRefType(MLIRContext *context, int64_t rank) {
   return MemRefType::get(shape, Float32Type::get(context), layout);
 }
 
-/// Returns true if `op` is a plain f32 (batch) matmul on buffers: default
-/// indexing maps and no type conversions, which is what sgemm computes.
-bool isBlasMatmul(linalg::LinalgOp op) {
-  if (!op.hasPureBufferSemantics())
-    return false;
-  if (auto matmul = dyn_cast<linalg::MatmulOp>(op.getOperation())) {
-    if (matmul.hasUserDefinedMaps())
-      return false;
-  } else if (auto batch = dyn_cast<linalg::BatchMatmulOp>(op.getOperation())) {
-    if (batch.hasUserDefinedMaps())
-      return false;
-  } else {
-    return false;
+/// For each input of a (batch) matmul, whether it is read transposed: its
+/// indexing map is the default one with the last two results swapped.
+/// Fails if a map is neither, or the result's is not the default.
+FailureOr<SmallVector<bool, 2>> getTransposedInputs(linalg::LinalgOp op) {
+  SmallVector<AffineMap> defaults =
+      isa<linalg::MatmulOp>(op.getOperation())
+          ? linalg::MatmulOp::getDefaultIndexingMaps(op.getContext())
+          : linalg::BatchMatmulOp::getDefaultIndexingMaps(op.getContext());
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (maps[2] != defaults[2])
+    return failure();
+  SmallVector<bool, 2> transposed;
+  for (int64_t index : {0, 1}) {
+    AffineMap map = defaults[index];
+    SmallVector<AffineExpr> swapped(map.getResults());
+    std::swap(swapped[swapped.size() - 2], swapped.back());
+    if (maps[index] == map)
+      transposed.push_back(false);
+    else if (maps[index] == AffineMap::get(map.getNumDims(), 0, swapped,
+                                           op.getContext()))
+      transposed.push_back(true);
+    else
+      return failure();
   }
+  return transposed;
+}
+
+/// Returns true if `op` is an f32 (batch) matmul on buffers that sgemm
+/// computes: no type conversions, each input read as it is or transposed.
+/// cuBLAS calls take no transposed input (`allowTransposed` false).
+bool isBlasMatmul(linalg::LinalgOp op, bool allowTransposed) {
+  if (!op.hasPureBufferSemantics() ||
+      !isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation()))
+    return false;
+  FailureOr<SmallVector<bool, 2>> transposed = getTransposedInputs(op);
+  if (failed(transposed) ||
+      (!allowTransposed && llvm::is_contained(*transposed, true)))
+    return false;
   return llvm::all_of(op->getOperandTypes(), [](Type type) {
     return cast<MemRefType>(type).getElementType().isF32();
   });
@@ -88,7 +112,8 @@ struct RematMatmulToBlasPass
     ModuleOp module = getOperation();
     SmallVector<linalg::LinalgOp> matmuls;
     module.walk([&](linalg::LinalgOp op) {
-      if (isBlasMatmul(op) && (!cuda || hasUnitInnermostStrides(op)))
+      if (isBlasMatmul(op, /*allowTransposed=*/!cuda) &&
+          (!cuda || hasUnitInnermostStrides(op)))
         matmuls.push_back(op);
     });
 
@@ -102,10 +127,23 @@ struct RematMatmulToBlasPass
       func::FuncOp callee = getOrDeclareRuntimeFunction(module, name, rank);
       rewriter.setInsertionPoint(op);
       MemRefType type = getDynamicMemRefType(&getContext(), rank);
+      // A transposed input is passed as a transposed view (strides swapped),
+      // which the runtime hands to sgemm as a transposed operand.
+      SmallVector<bool, 2> transposed = *getTransposedInputs(op);
       SmallVector<Value> operands;
-      for (Value operand : op->getOperands())
+      for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
+        Value value = operand;
+        if (index < 2 && transposed[index]) {
+          auto permutation = llvm::to_vector(llvm::seq<unsigned>(0, rank));
+          std::swap(permutation[rank - 2], permutation[rank - 1]);
+          value = memref::TransposeOp::create(
+              rewriter, op.getLoc(), value,
+              AffineMapAttr::get(AffineMap::getPermutationMap(
+                  permutation, &getContext())));
+        }
         operands.push_back(
-            memref::CastOp::create(rewriter, op.getLoc(), type, operand));
+            memref::CastOp::create(rewriter, op.getLoc(), type, value));
+      }
       func::CallOp::create(rewriter, op.getLoc(), callee, operands);
       rewriter.eraseOp(op);
     }

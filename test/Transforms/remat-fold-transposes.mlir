@@ -1,0 +1,48 @@
+// RUN: remat-opt %s -remat-fold-transposes -canonicalize | FileCheck %s
+
+// Checks that a matmul reads a transposed weight through its map, keeping
+// its marks; that two transposes that cancel give the default map back;
+// that a batch matmul reads a [0, 2, 1] transpose the same way; and that
+// the transposes go once nothing reads them.
+// CHECK-DAG: #[[A:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[BT:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[C:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[BA:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d1)>
+// CHECK-DAG: #[[BB:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+// CHECK-DAG: #[[BC:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @fold(
+// CHECK-SAME:    %[[X:[a-z0-9]+]]: tensor<4x8xf32>, %[[W:[a-z0-9]+]]: tensor<16x8xf32>
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.matmul indexing_maps = [#[[A]], #[[BT]], #[[C]]] {remat.segment = 0 : i64} ins(%[[X]], %[[W]] : tensor<4x8xf32>, tensor<16x8xf32>)
+// CHECK:         linalg.matmul indexing_maps = [#[[A]], #[[BT]], #[[C]]] ins(%[[X]], %[[W]] : tensor<4x8xf32>, tensor<16x8xf32>)
+// CHECK:         linalg.batch_matmul indexing_maps = [#[[BA]], #[[BB]], #[[BC]]] ins(%{{.*}}, %{{.*}} : tensor<2x8x4xf32>, tensor<2x8x16xf32>)
+// CHECK-NOT:     linalg.transpose
+func.func @fold(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %z: tensor<4x16xf32>,
+                %b: tensor<2x8x4xf32>, %c: tensor<2x8x16xf32>, %bz: tensor<2x4x16xf32>)
+    -> (tensor<4x16xf32>, tensor<4x16xf32>, tensor<2x4x16xf32>) {
+  %e = tensor.empty() : tensor<8x16xf32>
+  %t = linalg.transpose ins(%w : tensor<16x8xf32>) outs(%e : tensor<8x16xf32>) permutation = [1, 0]
+  %y = linalg.matmul {remat.segment = 0 : i64} ins(%x, %t : tensor<4x8xf32>, tensor<8x16xf32>) outs(%z : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %e2 = tensor.empty() : tensor<8x4xf32>
+  %t2 = linalg.transpose ins(%x : tensor<4x8xf32>) outs(%e2 : tensor<8x4xf32>) permutation = [1, 0]
+  %e3 = tensor.empty() : tensor<4x8xf32>
+  %t3 = linalg.transpose ins(%t2 : tensor<8x4xf32>) outs(%e3 : tensor<4x8xf32>) permutation = [1, 0]
+  %y2 = linalg.matmul ins(%t3, %t : tensor<4x8xf32>, tensor<8x16xf32>) outs(%z : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %e4 = tensor.empty() : tensor<2x4x8xf32>
+  %t4 = linalg.transpose ins(%b : tensor<2x8x4xf32>) outs(%e4 : tensor<2x4x8xf32>) permutation = [0, 2, 1]
+  %y3 = linalg.batch_matmul ins(%t4, %c : tensor<2x4x8xf32>, tensor<2x8x16xf32>) outs(%bz : tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
+  return %y, %y2, %y3 : tensor<4x16xf32>, tensor<4x16xf32>, tensor<2x4x16xf32>
+}
+
+// Checks that a transpose another op reads stays for that op.
+// CHECK-LABEL: func.func @kept(
+// CHECK:         %[[T:.*]] = linalg.transpose
+// CHECK:         linalg.matmul indexing_maps
+// CHECK:         return %{{.*}}, %[[T]]
+func.func @kept(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %z: tensor<4x16xf32>)
+    -> (tensor<4x16xf32>, tensor<8x16xf32>) {
+  %e = tensor.empty() : tensor<8x16xf32>
+  %t = linalg.transpose ins(%w : tensor<16x8xf32>) outs(%e : tensor<8x16xf32>) permutation = [1, 0]
+  %y = linalg.matmul ins(%x, %t : tensor<4x8xf32>, tensor<8x16xf32>) outs(%z : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y, %t : tensor<4x16xf32>, tensor<8x16xf32>
+}
