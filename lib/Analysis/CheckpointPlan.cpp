@@ -689,8 +689,13 @@ void applyCheckpointPlan(const CheckpointPlan &plan) {
     llvm_unreachable("unknown planned value kind");
   };
 
-  if (clones.empty())
+  // Even with nothing to recompute: CSE would otherwise merge the backward
+  // region's own recomputations into forward ops and make them saved.
+  if (clones.empty()) {
+    if (auto backward = dyn_cast_or_null<BackwardOp>(plan.getBackwardOp()))
+      separateBackwardTwins(backward);
     return;
+  }
   Builder attrBuilder(clones.front().original->getContext());
   for (const PlannedClone &clone : clones)
     if (clone.id >= 0)
