@@ -278,6 +278,17 @@ StepBuffers remat::collectStepBuffers(func::FuncOp function,
   return result;
 }
 
+StringRef remat::getPlanPipeline(StringRef option) {
+  return option.empty() ? StringRef(kBufferizePipeline) : option;
+}
+
+void remat::addPlanPipelineDialects(StringRef pipeline,
+                                    DialectRegistry &registry) {
+  OpPassManager pm(ModuleOp::getOperationName());
+  if (succeeded(parsePassPipeline(pipeline, pm, llvm::nulls())))
+    pm.getDependentDialects(registry);
+}
+
 FailureOr<StepMemoryPlan> remat::planModuleCopy(ModuleOp module,
                                                 StringRef name,
                                                 StringRef pipeline,

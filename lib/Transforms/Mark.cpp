@@ -12,8 +12,6 @@
 #include "remat/Dialect/Remat/IR/RematOps.h"
 #include "remat/Transforms/Passes.h"
 
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <set>
@@ -34,10 +32,7 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
   void getDependentDialects(DialectRegistry &registry) const override {
     RematMarkPassBase::getDependentDialects(registry);
     registerCostModelExternalModels(registry);
-    // The plan's pipeline loads its dialects before any function runs.
-    OpPassManager pm(ModuleOp::getOperationName());
-    if (succeeded(parsePassPipeline(getPlanPipeline(), pm, llvm::nulls())))
-      pm.getDependentDialects(registry);
+    addPlanPipelineDialects(getPlanPipeline(planPipeline), registry);
   }
 
   /// Returns an error message if the options do not make a plan.
@@ -73,17 +68,12 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     return {};
   }
 
-  StringRef getPlanPipeline() const {
-    return planPipeline.empty() ? StringRef(kBufferizePipeline)
-                                : StringRef(planPipeline);
-  }
-
   /// The cost of `marking` on its memory plan; the model's, with a warning,
   /// when the plan cannot be made.
   PlanCost predictCost(const MarkingProblem &problem, const Marking &marking) {
     std::string error;
     FailureOr<PlanCost> cost =
-        problem.evaluatePlanned(marking, getPlanPipeline(), error);
+        problem.evaluatePlanned(marking, getPlanPipeline(planPipeline), error);
     if (succeeded(cost))
       return *cost;
     emitWarning(getOperation().getLoc())
@@ -137,7 +127,7 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
          getFront(problem, planner.getCandidates(), planCandidates)) {
       std::string error;
       FailureOr<PlanCost> cost =
-          problem.evaluatePlanned(marking, getPlanPipeline(), error);
+          problem.evaluatePlanned(marking, getPlanPipeline(planPipeline), error);
       if (failed(cost)) {
         getOperation().emitError()
             << "-remat-mark: policy=budget needs the memory plan: " << error;

@@ -12,8 +12,6 @@
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -68,15 +66,7 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
 
   void getDependentDialects(DialectRegistry &registry) const override {
     registerCostModelExternalModels(registry);
-    // The plan's pipeline loads its dialects before any function runs.
-    OpPassManager pm(ModuleOp::getOperationName());
-    if (succeeded(parsePassPipeline(getPlanPipeline(), pm, llvm::nulls())))
-      pm.getDependentDialects(registry);
-  }
-
-  StringRef getPlanPipeline() const {
-    return planPipeline.empty() ? StringRef(kBufferizePipeline)
-                                : StringRef(planPipeline);
+    addPlanPipelineDialects(getPlanPipeline(planPipeline), registry);
   }
 
   /// Adds the memory plan's figures to `totals`; without one, the static
@@ -90,7 +80,7 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
       return;
     std::string error;
     FailureOr<StepMemoryPlan> plan =
-        computeStepMemoryPlan(func, getPlanPipeline(), error);
+        computeStepMemoryPlan(func, getPlanPipeline(planPipeline), error);
     if (failed(plan)) {
       function.emitWarning()
           << "-remat-report: no memory plan, the static peak is the model's: "

@@ -107,6 +107,16 @@ struct StepMemoryPlan {
 constexpr llvm::StringLiteral kBufferizePipeline =
     "func.func(remat-thread-rng),remat-bufferize{plan-arena=false}";
 
+/// The plan pipeline a pass option names: `option`, or kBufferizePipeline
+/// when it is empty.
+llvm::StringRef getPlanPipeline(llvm::StringRef option);
+
+/// Adds the dialects `pipeline` loads to `registry`, so that a pass that
+/// plans can declare them before any function runs (nothing if it does not
+/// parse: the plan then fails with the parser's message).
+void addPlanPipelineDialects(llvm::StringRef pipeline,
+                             mlir::DialectRegistry &registry);
+
 /// Plans `function` (a tensor-level step) as its lowering will: runs
 /// `pipeline` (a module pass pipeline, kBufferizePipeline by default) on a
 /// copy of the module that holds it, then collectStepBuffers and planArena
