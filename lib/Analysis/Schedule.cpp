@@ -1,0 +1,354 @@
+//===- Schedule.cpp - Op orders of least peak memory ----------------------===//
+//
+// This file implements the solvers of the scheduling problem: the peak of an
+// order, an exact dynamic program over the sets of items run first, greedy
+// list schedules and a local search that moves single items.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Analysis/Schedule.h"
+
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Sequence.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <algorithm>
+#include <queue>
+#include <tuple>
+
+using namespace llvm;
+using namespace remat;
+
+unsigned ScheduleProblem::addItem() {
+  predecessors.emplace_back();
+  touches.emplace_back();
+  return predecessors.size() - 1;
+}
+
+unsigned ScheduleProblem::addBuffer(int64_t size, bool escape) {
+  bytes.push_back(size);
+  escapes.push_back(escape);
+  return bytes.size() - 1;
+}
+
+bool remat::isValidOrder(const ScheduleProblem &problem,
+                         ArrayRef<unsigned> order) {
+  unsigned n = problem.getNumItems();
+  if (order.size() != n)
+    return false;
+  SmallVector<int64_t> position(n, -1);
+  for (auto [index, item] : enumerate(order)) {
+    if (item >= n || position[item] >= 0)
+      return false;
+    position[item] = index;
+  }
+  for (unsigned item = 0; item < n; ++item)
+    for (unsigned before : problem.predecessors[item])
+      if (position[before] > position[item])
+        return false;
+  return true;
+}
+
+namespace {
+
+/// The live bytes of an order, position by position.
+SmallVector<int64_t> getLiveBytes(const ScheduleProblem &problem,
+                                  ArrayRef<unsigned> order) {
+  size_t numBuffers = problem.bytes.size();
+  SmallVector<int64_t> first(numBuffers, -1), last(numBuffers, -1);
+  for (auto [position, item] : enumerate(order))
+    for (unsigned buffer : problem.touches[item]) {
+      if (first[buffer] < 0)
+        first[buffer] = position;
+      last[buffer] = position;
+    }
+  SmallVector<int64_t> delta(order.size() + 1, 0);
+  for (size_t buffer = 0; buffer < numBuffers; ++buffer) {
+    if (first[buffer] < 0)
+      continue;
+    int64_t end = problem.escapes[buffer] ? order.size() : last[buffer] + 1;
+    delta[first[buffer]] += problem.bytes[buffer];
+    delta[end] -= problem.bytes[buffer];
+  }
+  SmallVector<int64_t> live(order.size());
+  int64_t level = 0;
+  for (size_t position = 0; position < order.size(); ++position)
+    live[position] = level += delta[position];
+  return live;
+}
+
+/// What the local search minimizes, in order: the peak, the positions at
+/// the peak, the sum of live bytes over positions.
+using Objective = std::tuple<int64_t, int64_t, int64_t>;
+
+Objective getObjective(const ScheduleProblem &problem,
+                       ArrayRef<unsigned> order) {
+  SmallVector<int64_t> live = getLiveBytes(problem, order);
+  int64_t peak = 0, atPeak = 0, area = 0;
+  for (int64_t bytes : live) {
+    if (bytes > peak) {
+      peak = bytes;
+      atPeak = 0;
+    }
+    atPeak += bytes == peak;
+    area += bytes;
+  }
+  return {peak, atPeak, area};
+}
+
+} // namespace
+
+int64_t remat::getSchedulePeak(const ScheduleProblem &problem,
+                               ArrayRef<unsigned> order) {
+  SmallVector<int64_t> live = getLiveBytes(problem, order);
+  return live.empty() ? 0 : *llvm::max_element(live);
+}
+
+std::optional<SmallVector<unsigned>>
+remat::scheduleExactly(const ScheduleProblem &problem, size_t maxStates) {
+  unsigned n = problem.getNumItems();
+  if (n > 64)
+    return std::nullopt;
+  size_t numBuffers = problem.bytes.size();
+  SmallVector<uint64_t> predecessorMask(n, 0);
+  for (unsigned item = 0; item < n; ++item)
+    for (unsigned before : problem.predecessors[item])
+      predecessorMask[item] |= uint64_t(1) << before;
+  SmallVector<uint64_t> userMask(numBuffers, 0);
+  for (unsigned item = 0; item < n; ++item)
+    for (unsigned buffer : problem.touches[item])
+      userMask[buffer] |= uint64_t(1) << item;
+
+  // The least peak of an order that runs a set of items first, and the
+  // last item of such an order.
+  struct State {
+    int64_t peak;
+    unsigned last;
+  };
+  DenseMap<uint64_t, State> states;
+  SmallVector<uint64_t> layer = {0}, nextLayer;
+  states[0] = {0, ~0u};
+  BitVector live(numBuffers);
+  for (unsigned size = 0; size < n; ++size) {
+    nextLayer.clear();
+    for (uint64_t set : layer) {
+      int64_t peakSoFar = states[set].peak;
+      // Buffers touched before and after this point, or escaping.
+      live.reset();
+      int64_t liveBytes = 0;
+      for (size_t buffer = 0; buffer < numBuffers; ++buffer)
+        if ((userMask[buffer] & set) &&
+            (problem.escapes[buffer] || (userMask[buffer] & ~set))) {
+          live.set(buffer);
+          liveBytes += problem.bytes[buffer];
+        }
+      for (unsigned item = 0; item < n; ++item) {
+        uint64_t bit = uint64_t(1) << item;
+        if ((set & bit) || (predecessorMask[item] & ~set))
+          continue;
+        int64_t during = liveBytes;
+        for (unsigned buffer : problem.touches[item])
+          if (!live.test(buffer))
+            during += problem.bytes[buffer];
+        State candidate{std::max(peakSoFar, during), item};
+        auto [it, inserted] = states.try_emplace(set | bit, candidate);
+        if (inserted) {
+          if (states.size() > maxStates)
+            return std::nullopt;
+          nextLayer.push_back(set | bit);
+        } else if (candidate.peak < it->second.peak) {
+          it->second = candidate;
+        }
+      }
+    }
+    std::swap(layer, nextLayer);
+  }
+  SmallVector<unsigned> order(n);
+  uint64_t set = n == 64 ? ~uint64_t(0) : (uint64_t(1) << n) - 1;
+  for (unsigned index = n; index-- > 0;) {
+    unsigned item = states[set].last;
+    order[index] = item;
+    set &= ~(uint64_t(1) << item);
+  }
+  return order;
+}
+
+SmallVector<unsigned> remat::scheduleGreedily(const ScheduleProblem &problem,
+                                              GreedyKey key) {
+  unsigned n = problem.getNumItems();
+  size_t numBuffers = problem.bytes.size();
+  SmallVector<SmallVector<unsigned, 4>> successors(n);
+  SmallVector<unsigned> waiting(n, 0);
+  for (unsigned item = 0; item < n; ++item)
+    for (unsigned before : problem.predecessors[item]) {
+      successors[before].push_back(item);
+      ++waiting[item];
+    }
+  SmallVector<SmallVector<unsigned, 4>> users(numBuffers);
+  SmallVector<unsigned> remainingUsers(numBuffers, 0);
+  for (unsigned item = 0; item < n; ++item)
+    for (unsigned buffer : problem.touches[item]) {
+      users[buffer].push_back(item);
+      ++remainingUsers[buffer];
+    }
+  BitVector open(numBuffers), done(n);
+
+  // A ready item's key; entries of the queue whose version is stale are
+  // skipped (every change of a key pushes a new entry).
+  using Key = std::tuple<int64_t, int64_t, unsigned>;
+  auto getKey = [&](unsigned item) -> Key {
+    int64_t newBytes = 0, freed = 0;
+    for (unsigned buffer : problem.touches[item]) {
+      if (!open.test(buffer))
+        newBytes += problem.bytes[buffer];
+      if (remainingUsers[buffer] == 1 && !problem.escapes[buffer])
+        freed += problem.bytes[buffer];
+    }
+    if (key == GreedyKey::LeastNewBytes)
+      return {newBytes, -freed, item};
+    return {newBytes - freed, newBytes, item};
+  };
+  using Entry = std::pair<Key, unsigned>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> queue;
+  SmallVector<unsigned> version(n, 0);
+  auto push = [&](unsigned item) {
+    queue.push({getKey(item), ++version[item]});
+  };
+  auto refresh = [&](unsigned item) {
+    if (!done.test(item) && waiting[item] == 0)
+      push(item);
+  };
+  for (unsigned item = 0; item < n; ++item)
+    if (waiting[item] == 0)
+      push(item);
+
+  SmallVector<unsigned> order;
+  order.reserve(n);
+  while (!queue.empty()) {
+    auto [itemKey, itemVersion] = queue.top();
+    queue.pop();
+    unsigned item = std::get<2>(itemKey);
+    if (done.test(item) || itemVersion != version[item])
+      continue;
+    done.set(item);
+    order.push_back(item);
+    for (unsigned buffer : problem.touches[item]) {
+      if (!open.test(buffer)) {
+        open.set(buffer);
+        for (unsigned user : users[buffer])
+          refresh(user);
+      }
+      if (--remainingUsers[buffer] == 1)
+        for (unsigned user : users[buffer])
+          refresh(user);
+    }
+    for (unsigned after : successors[item])
+      if (--waiting[after] == 0)
+        push(after);
+  }
+  return order;
+}
+
+void remat::improveSchedule(const ScheduleProblem &problem,
+                            SmallVectorImpl<unsigned> &order,
+                            unsigned maxRounds) {
+  unsigned n = problem.getNumItems();
+  SmallVector<SmallVector<unsigned, 4>> successors(n);
+  for (unsigned item = 0; item < n; ++item)
+    for (unsigned before : problem.predecessors[item])
+      successors[before].push_back(item);
+  size_t numBuffers = problem.bytes.size();
+
+  Objective best = getObjective(problem, order);
+  SmallVector<unsigned> trial;
+  for (unsigned round = 0; round < maxRounds; ++round) {
+    SmallVector<unsigned> position(n);
+    for (auto [index, item] : enumerate(order))
+      position[item] = index;
+    SmallVector<int64_t> live = getLiveBytes(problem, order);
+    int64_t peak = std::get<0>(best);
+    if (peak == 0)
+      return;
+    // The items that open or close a buffer live at a peak position: moving
+    // one of them later or earlier past the peak is what can lower it.
+    SmallVector<int64_t> first(numBuffers, -1), last(numBuffers, -1);
+    SmallVector<unsigned> firstUser(numBuffers), lastUser(numBuffers);
+    for (auto [index, item] : enumerate(order))
+      for (unsigned buffer : problem.touches[item]) {
+        if (first[buffer] < 0) {
+          first[buffer] = index;
+          firstUser[buffer] = item;
+        }
+        last[buffer] = index;
+        lastUser[buffer] = item;
+      }
+    SetVector<unsigned> candidates;
+    for (size_t buffer = 0; buffer < numBuffers; ++buffer) {
+      if (first[buffer] < 0)
+        continue;
+      int64_t end = problem.escapes[buffer] ? n - 1 : last[buffer];
+      bool atPeak = false;
+      for (int64_t index = first[buffer]; index <= end && !atPeak; ++index)
+        atPeak = live[index] == peak;
+      if (!atPeak)
+        continue;
+      candidates.insert(firstUser[buffer]);
+      candidates.insert(lastUser[buffer]);
+    }
+
+    bool improved = false;
+    for (unsigned item : candidates) {
+      unsigned from = position[item];
+      unsigned earliest = 0, latest = n - 1;
+      for (unsigned before : problem.predecessors[item])
+        earliest = std::max(earliest, position[before] + 1);
+      for (unsigned after : successors[item])
+        latest = std::min(latest, position[after] - 1);
+      for (unsigned to : {earliest, latest}) {
+        if (to == from)
+          continue;
+        trial.assign(order.begin(), order.end());
+        trial.erase(trial.begin() + from);
+        trial.insert(trial.begin() + to, item);
+        Objective objective = getObjective(problem, trial);
+        if (objective < best) {
+          best = objective;
+          order.assign(trial.begin(), trial.end());
+          improved = true;
+          break;
+        }
+      }
+      if (improved)
+        break;
+    }
+    if (!improved)
+      return;
+  }
+}
+
+SmallVector<unsigned> remat::scheduleForPeak(const ScheduleProblem &problem,
+                                             const ScheduleOptions &options) {
+  unsigned n = problem.getNumItems();
+  SmallVector<SmallVector<unsigned>> candidates;
+  candidates.push_back(to_vector(seq<unsigned>(0, n)));
+  if (n <= options.maxExactItems)
+    if (std::optional<SmallVector<unsigned>> exact = scheduleExactly(problem))
+      candidates.push_back(std::move(*exact));
+  candidates.push_back(scheduleGreedily(problem, GreedyKey::LeastNewBytes));
+  candidates.push_back(scheduleGreedily(problem, GreedyKey::MostNetFreed));
+  // The local search costs O(n + e) a trial move.
+  unsigned rounds = n <= options.maxSearchItems ? options.searchRounds : 0;
+  SmallVector<unsigned> best;
+  int64_t bestPeak = 0;
+  for (SmallVector<unsigned> &candidate : candidates) {
+    improveSchedule(problem, candidate, rounds);
+    int64_t peak = getSchedulePeak(problem, candidate);
+    if (best.empty() || peak < bestPeak) {
+      best = std::move(candidate);
+      bestPeak = peak;
+    }
+  }
+  return best;
+}
