@@ -49,86 +49,88 @@ FailureOr<SmallVector<Operation *>> getDeallocs(memref::AllocOp alloc) {
   return deallocs;
 }
 
+/// Returns true if `generic` reads `source` only through identity maps.
+bool isReadAsElementwise(linalg::GenericOp generic, memref::AllocOp source) {
+  for (OpOperand &operand : generic->getOpOperands())
+    if (operand.get() == source.getResult() &&
+        (generic.isDpsInit(&operand) ||
+         !generic.getMatchingIndexingMap(&operand).isIdentity()))
+      return false;
+  return true;
+}
+
+/// Returns true if no user of `alloc` comes before `op`.
+bool isFirstUser(memref::AllocOp alloc, Operation *op) {
+  return llvm::all_of(alloc->getUsers(), [&](Operation *user) {
+    return user == op || op->isBeforeInBlock(user);
+  });
+}
+
+/// Returns true if every user of `alloc` but its deallocations comes before
+/// `op` or is `op`.
+bool isLastUser(memref::AllocOp alloc, Operation *op) {
+  return llvm::all_of(alloc->getUsers(), [&](Operation *user) {
+    return user == op || isa<memref::DeallocOp>(user) ||
+           user->isBeforeInBlock(op);
+  });
+}
+
+/// Writes the result of `generic` into an operand's buffer when legal:
+/// every loop parallel, the operand read with the result's identity map
+/// only, of the result's type, and last used by `generic`; the result a
+/// fresh allocation first used by `generic`, whose payload does not read it.
+bool reuseOperand(linalg::GenericOp generic, Block &block) {
+  if (generic.getNumDpsInits() != 1 ||
+      generic.getNumParallelLoops() != generic.getNumLoops())
+    return false;
+  OpOperand &init = generic.getDpsInitsMutable()[0];
+  if (!generic.getMatchingIndexingMap(&init).isIdentity() ||
+      generic.payloadUsesValueFromOperand(&init))
+    return false;
+  memref::AllocOp result = getPlainAllocation(init.get(), block);
+  if (!result || !isFirstUser(result, generic))
+    return false;
+  for (OpOperand *input : generic.getDpsInputOperands()) {
+    memref::AllocOp source = getPlainAllocation(input->get(), block);
+    if (!source || source.getType() != result.getType() ||
+        !isReadAsElementwise(generic, source) || !isLastUser(source, generic))
+      continue;
+    FailureOr<SmallVector<Operation *>> sourceFrees = getDeallocs(source);
+    FailureOr<SmallVector<Operation *>> resultFrees = getDeallocs(result);
+    if (failed(sourceFrees) || failed(resultFrees))
+      continue;
+    // The merged buffer lives as long as the result did.
+    for (Operation *dealloc : *sourceFrees)
+      dealloc->erase();
+    result.replaceAllUsesWith(source.getResult());
+    result.erase();
+    return true;
+  }
+  return false;
+}
+
 struct RematReuseBuffersPass
     : remat::impl::RematReuseBuffersPassBase<RematReuseBuffersPass> {
   using RematReuseBuffersPassBase::RematReuseBuffersPassBase;
 
   void runOnOperation() override {
-    Region &body = getOperation().getBody();
-    if (!body.hasOneBlock())
-      return;
-    Block &block = body.front();
-    SmallVector<linalg::GenericOp> candidates;
-    for (Operation &op : block)
-      if (auto generic = dyn_cast<linalg::GenericOp>(op))
-        candidates.push_back(generic);
-    for (linalg::GenericOp generic : candidates)
-      if (reuseOperand(generic, block))
-        ++numReused;
-  }
-
-  /// Writes the result of `generic` into an operand's buffer when legal:
-  /// every loop parallel, the operand read with the result's identity map
-  /// only, of the result's type, and last used by `generic`; the result a
-  /// fresh allocation first used by `generic`, whose payload does not read
-  /// it.
-  bool reuseOperand(linalg::GenericOp generic, Block &block) {
-    if (generic.getNumDpsInits() != 1 ||
-        generic.getNumParallelLoops() != generic.getNumLoops())
-      return false;
-    OpOperand &init = generic.getDpsInitsMutable()[0];
-    if (!generic.getMatchingIndexingMap(&init).isIdentity() ||
-        generic.payloadUsesValueFromOperand(&init))
-      return false;
-    memref::AllocOp result = getPlainAllocation(init.get(), block);
-    if (!result || !isFirstUser(result, generic))
-      return false;
-    for (OpOperand *input : generic.getDpsInputOperands()) {
-      memref::AllocOp source = getPlainAllocation(input->get(), block);
-      if (!source || source.getType() != result.getType() ||
-          !isReadAsElementwise(generic, source) ||
-          !isLastUser(source, generic))
-        continue;
-      FailureOr<SmallVector<Operation *>> sourceFrees = getDeallocs(source);
-      FailureOr<SmallVector<Operation *>> resultFrees = getDeallocs(result);
-      if (failed(sourceFrees) || failed(resultFrees))
-        continue;
-      // The merged buffer lives as long as the result did.
-      for (Operation *dealloc : *sourceFrees)
-        dealloc->erase();
-      result.replaceAllUsesWith(source.getResult());
-      result.erase();
-      return true;
-    }
-    return false;
-  }
-
-  /// Returns true if `generic` reads `source` only through identity maps.
-  static bool isReadAsElementwise(linalg::GenericOp generic,
-                                  memref::AllocOp source) {
-    for (OpOperand &operand : generic->getOpOperands())
-      if (operand.get() == source.getResult() &&
-          (generic.isDpsInit(&operand) ||
-           !generic.getMatchingIndexingMap(&operand).isIdentity()))
-        return false;
-    return true;
-  }
-
-  /// Returns true if no user of `alloc` comes before `op`.
-  static bool isFirstUser(memref::AllocOp alloc, Operation *op) {
-    return llvm::all_of(alloc->getUsers(), [&](Operation *user) {
-      return user == op || op->isBeforeInBlock(user);
-    });
-  }
-
-  /// Returns true if every user of `alloc` but its deallocations comes
-  /// before `op` or is `op`.
-  static bool isLastUser(memref::AllocOp alloc, Operation *op) {
-    return llvm::all_of(alloc->getUsers(), [&](Operation *user) {
-      return user == op || isa<memref::DeallocOp>(user) ||
-             user->isBeforeInBlock(op);
-    });
+    numReused += remat::reuseDyingOperandBuffers(getOperation());
   }
 };
 
 } // namespace
+
+unsigned remat::reuseDyingOperandBuffers(func::FuncOp function) {
+  Region &body = function.getBody();
+  if (!body.hasOneBlock())
+    return 0;
+  Block &block = body.front();
+  SmallVector<linalg::GenericOp> candidates;
+  for (Operation &op : block)
+    if (auto generic = dyn_cast<linalg::GenericOp>(op))
+      candidates.push_back(generic);
+  unsigned reused = 0;
+  for (linalg::GenericOp generic : candidates)
+    reused += reuseOperand(generic, block);
+  return reused;
+}

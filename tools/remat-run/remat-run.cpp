@@ -86,6 +86,10 @@ cl::opt<bool> noArena(
     "no-arena",
     cl::desc("Allocate each buffer on its own, not in the step's static arena"),
     cl::cat(category));
+cl::opt<bool> noSchedule(
+    "no-schedule",
+    cl::desc("Keep the step's op order (no -remat-schedule)"),
+    cl::cat(category));
 enum class Target { CPU, CUDA };
 cl::opt<Target> target(
     "target", cl::desc("Where the step runs"), cl::init(Target::CPU),
@@ -285,12 +289,14 @@ Program compile(MLIRContext &context, StringRef path) {
     options.chip = cuda::getChip();
     options.useCublas = !noBlas;
     options.planArena = !noArena;
+    options.schedule = !noSchedule;
     buildRematLowerCUDAPipeline(pm, options);
 #endif
   } else {
     RematLowerCPUOptions options;
     options.useBlas = !noBlas;
     options.planArena = !noArena;
+    options.schedule = !noSchedule;
     buildRematLowerCPUPipeline(pm, options);
   }
   if (failed(pm.run(*module)))

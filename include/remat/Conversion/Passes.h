@@ -40,6 +40,11 @@ struct RematLowerCPUOptions
       llvm::cl::desc("Place every buffer freed in the step or returned in "
                      "one static arena (-remat-plan-arena)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> schedule{
+      *this, "schedule",
+      llvm::cl::desc("Reorder the bufferized step's ops for a lower peak "
+                     "(-remat-schedule)"),
+      llvm::cl::init(true)};
 };
 
 /// Builds the CPU lowering of a (rematerialized) training step: remat ops to
@@ -78,6 +83,11 @@ struct RematLowerCUDAOptions
       llvm::cl::desc("Place every buffer freed in the step or returned in "
                      "one static arena (-remat-plan-arena)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> schedule{
+      *this, "schedule",
+      llvm::cl::desc("Reorder the bufferized step's ops for a lower peak "
+                     "(-remat-schedule)"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> blockSize{
       *this, "block-size", llvm::cl::desc("Threads per block of every kernel"),
       llvm::cl::init(256)};
@@ -86,10 +96,11 @@ struct RematLowerCUDAOptions
 /// Builds the tensor-to-buffer half that the CPU and CUDA lowerings share:
 /// remat ops to upstream ops, elementwise ops to (fused) linalg, one-shot
 /// bufferization, ownership-based deallocation with every dealloc hoisted to
-/// its buffer's last use, and (with `planArena`) the step's buffers placed in
-/// one static arena.
+/// its buffer's last use, (with `schedule`) the ops reordered for a lower
+/// peak, and (with `planArena`) the step's buffers placed in one static
+/// arena.
 void buildRematBufferizePipeline(mlir::OpPassManager &pm, bool fuseElementwise,
-                                 bool planArena = true);
+                                 bool planArena = true, bool schedule = true);
 
 /// Registers `-remat-bufferize`: buildRematBufferizePipeline alone, so that
 /// the buffers both lowerings plan and allocate can be read and tested.

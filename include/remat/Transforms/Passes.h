@@ -23,6 +23,15 @@ namespace remat {
 /// reads a `linalg.transpose`'s input through a permuted indexing map.
 void populateRematFoldTransposesPatterns(mlir::RewritePatternSet &patterns);
 
+/// Adds the patterns of -remat-fold-broadcasts: a `linalg.generic` on
+/// tensors reads a `linalg.broadcast`'s input through its indexing map.
+void populateRematFoldBroadcastsPatterns(mlir::RewritePatternSet &patterns);
+
+/// Lets each elementwise `linalg.generic` of `function`'s body (a single
+/// block, bufferized) write its result into the buffer of an operand that
+/// dies at it (-remat-reuse-buffers). Returns how many results it moved.
+unsigned reuseDyingOperandBuffers(mlir::func::FuncOp function);
+
 #define GEN_PASS_REGISTRATION
 #include "remat/Transforms/Passes.h.inc"
 

@@ -260,6 +260,34 @@ def RematFoldTransposesPass
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def RematFoldBroadcastsPass
+    : Pass<"remat-fold-broadcasts", "mlir::func::FuncOp"> {
+  let summary = "Let generic ops read broadcast operands through their maps";
+  let description = [{
+    Exporters materialize `linalg.broadcast` copies of biases, batch-norm
+    scales and scalars so that elementwise ops see operands of one shape;
+    each is a buffer the size of an activation that costs memory and time
+    while it lives, where PyTorch broadcasts by stride. This pass rewrites
+    a `linalg.generic` on tensors whose input is a `linalg.broadcast` to read
+    the broadcast's input with the indexing map that drops the broadcast
+    dimensions (a chain of broadcasts folds one by one). A broadcast left
+    without users goes with canonicalization or dead-code elimination. Runs
+    in `-remat-bufferize` once elementwise ops are `linalg.generic`, before
+    their fusion; linear in the number of ops.
+
+    Before:
+    ```mlir
+    %b = linalg.broadcast ins(%bias : tensor<16xf32>) outs(%e : tensor<4x16xf32>) dimensions = [0]
+    %y = linalg.generic {indexing_maps = [#id, #id, #id], ...} ins(%x, %b : tensor<4x16xf32>, tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {...}
+    ```
+    After:
+    ```mlir
+    %y = linalg.generic {indexing_maps = [#id, affine_map<(d0, d1) -> (d1)>, #id], ...} ins(%x, %bias : tensor<4x16xf32>, tensor<16xf32>) outs(%e : tensor<4x16xf32>) {...}
+    ```
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def RematReuseBuffersPass
     : Pass<"remat-reuse-buffers", "mlir::func::FuncOp"> {
   let summary = "Let elementwise ops write into the buffer of a dying operand";
@@ -280,6 +308,66 @@ def RematReuseBuffersPass
   let statistics = [
     Statistic<"numReused", "reused-buffers",
               "Results written into a dying operand's buffer">
+  ];
+}
+
+def RematSchedulePass : Pass<"remat-schedule", "mlir::func::FuncOp"> {
+  let summary = "Reorder a bufferized step's ops for a lower peak";
+  let description = [{
+    Runs on a bufferized step (part of `-remat-bufferize`, before
+    `-remat-reuse-buffers` and `-remat-plan-arena`). The ops of the entry
+    block of a single-block function are reordered within their
+    dependences (SSA uses, and the reads and writes their memory effects
+    declare on each buffer and its views; an op whose effects are unknown
+    keeps its place among all memory accesses) so that fewer bytes of the
+    buffers the arena plan places (`remat::collectStepBuffers`) are live
+    at once: the forward and the backward alike, recomputations included.
+
+    The order is the best of the given one, an exact dynamic program over
+    the sets of ops run first (up to `max-exact-items` ops), and two greedy
+    list schedules (fewest new bytes first; most bytes freed first), each
+    then improved by moving single ops that open or close a buffer live at
+    the peak (`search-rounds` rounds). Allocations and ops without memory
+    effects or regions (constants, views) go right before their first user,
+    deallocations right after the last op they depend on. The new order is
+    kept only if the arena it gives after in-place reuse
+    (`-remat-reuse-buffers`, which follows in `-remat-bufferize`) is
+    smaller than the given order's.
+    O((n + e) log n) for the greedy schedules, O(rounds n (n + e)) for the
+    search, for n ops and e dependences.
+
+    Before (both buffers live at once):
+    ```mlir
+    %a = memref.alloc() : memref<1024xf32>
+    %b = memref.alloc() : memref<1024xf32>
+    linalg.fill ins(%c0 : f32) outs(%a : memref<1024xf32>)
+    linalg.fill ins(%c1 : f32) outs(%b : memref<1024xf32>)
+    linalg.reduce ins(%a : memref<1024xf32>) outs(%s : memref<f32>) ...
+    memref.dealloc %a : memref<1024xf32>
+    linalg.reduce ins(%b : memref<1024xf32>) outs(%t : memref<f32>) ...
+    memref.dealloc %b : memref<1024xf32>
+    ```
+    After (one at a time):
+    ```mlir
+    %a = memref.alloc() : memref<1024xf32>
+    linalg.fill ins(%c0 : f32) outs(%a : memref<1024xf32>)
+    linalg.reduce ins(%a : memref<1024xf32>) outs(%s : memref<f32>) ...
+    memref.dealloc %a : memref<1024xf32>
+    %b = memref.alloc() : memref<1024xf32>
+    ...
+    ```
+  }];
+  let options = [
+    Option<"maxExactItems", "max-exact-items", "unsigned", /*default=*/"24",
+           "Schedule steps of up to this many ops exactly">,
+    Option<"searchRounds", "search-rounds", "unsigned", /*default=*/"64",
+           "Rounds of the local search on each candidate order">
+  ];
+  let statistics = [
+    Statistic<"peakBefore", "arena-before",
+              "Arena bytes of the given order (after in-place reuse)">,
+    Statistic<"peakAfter", "arena-after",
+              "Arena bytes of the order kept (after in-place reuse)">
   ];
 }
 

@@ -64,11 +64,13 @@ void remat::registerLoweringDialects(DialectRegistry &registry) {
 }
 
 void remat::buildRematBufferizePipeline(OpPassManager &pm,
-                                        bool fuseElementwise, bool planArena) {
+                                        bool fuseElementwise, bool planArena,
+                                        bool schedule) {
   // Tensors: remat ops to upstream ops, elementwise ops to (fused) linalg.
   pm.addNestedPass<func::FuncOp>(createConvertRematToStandardPass());
   pm.addNestedPass<func::FuncOp>(createRematFoldTransposesPass());
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  pm.addNestedPass<func::FuncOp>(createRematFoldBroadcastsPass());
   if (fuseElementwise)
     pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
   pm.addPass(createCanonicalizerPass());
@@ -90,6 +92,9 @@ void remat::buildRematBufferizePipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createRematHoistDeallocsPass());
   // Every buffer freed within the step, or returned, becomes a view into
   // one arena allocated once: the static plan is what runs.
+  // The order of least peak, then in-place reuse in that order.
+  if (schedule)
+    pm.addNestedPass<func::FuncOp>(createRematSchedulePass());
   pm.addNestedPass<func::FuncOp>(createRematReuseBuffersPass());
   if (planArena)
     pm.addNestedPass<func::FuncOp>(createRematPlanArenaPass());
@@ -115,7 +120,8 @@ void remat::addRematHostToLLVMPasses(OpPassManager &pm) {
 
 void remat::buildRematLowerCPUPipeline(OpPassManager &pm,
                                        const RematLowerCPUOptions &options) {
-  buildRematBufferizePipeline(pm, options.fuseElementwise, options.planArena);
+  buildRematBufferizePipeline(pm, options.fuseElementwise, options.planArena,
+                              options.schedule);
   if (options.useBlas)
     pm.addPass(createRematMatmulToBlasPass());
 
@@ -139,7 +145,8 @@ void remat::registerRematBufferizePipeline() {
       "Bufferize a training step the way both lowerings do (remat ops, "
       "fusion, bufferization, deallocation, the static arena)",
       [](OpPassManager &pm, const RematLowerCPUOptions &options) {
-        buildRematBufferizePipeline(pm, options.fuseElementwise, options.planArena);
+        buildRematBufferizePipeline(pm, options.fuseElementwise, options.planArena,
+                              options.schedule);
       });
 }
 

@@ -70,7 +70,8 @@ void remat::registerCUDALoweringDialects(DialectRegistry &registry) {
 
 void remat::buildRematLowerCUDAPipeline(OpPassManager &pm,
                                         const RematLowerCUDAOptions &options) {
-  buildRematBufferizePipeline(pm, options.fuseElementwise, options.planArena);
+  buildRematBufferizePipeline(pm, options.fuseElementwise, options.planArena,
+                              options.schedule);
   if (options.useCublas) {
     RematMatmulToBlasPassOptions cublas;
     cublas.cuda = true;

@@ -1,0 +1,123 @@
+// RUN: remat-opt %s -split-input-file -remat-schedule | FileCheck %s
+
+#id = affine_map<(d0) -> (d0)>
+
+// Checks that two independent chains run one after the other: each big
+// buffer is filled, reduced and freed before the next is allocated, so one
+// 4 KiB buffer is live at a time instead of two.
+// CHECK-LABEL: func.func @chains(
+// CHECK:         %[[A:.*]] = memref.alloc() : memref<1024xf32>
+// CHECK-NEXT:    linalg.fill ins(%{{.*}} : f32) outs(%[[A]] : memref<1024xf32>)
+// CHECK-NEXT:    linalg.reduce ins(%[[A]] : memref<1024xf32>) outs(%arg0 : memref<f32>)
+// CHECK:         memref.dealloc %[[A]] : memref<1024xf32>
+// CHECK:         %[[B:.*]] = memref.alloc() : memref<1024xf32>
+// CHECK-NEXT:    linalg.fill ins(%{{.*}} : f32) outs(%[[B]] : memref<1024xf32>)
+// CHECK-NEXT:    linalg.reduce ins(%[[B]] : memref<1024xf32>) outs(%arg1 : memref<f32>)
+// CHECK:         memref.dealloc %[[B]] : memref<1024xf32>
+// CHECK-NEXT:    return
+func.func @chains(%s: memref<f32>, %t: memref<f32>) {
+  %c0 = arith.constant 0.0 : f32
+  %c1 = arith.constant 1.0 : f32
+  %a = memref.alloc() : memref<1024xf32>
+  %b = memref.alloc() : memref<1024xf32>
+  linalg.fill ins(%c0 : f32) outs(%a : memref<1024xf32>)
+  linalg.fill ins(%c1 : f32) outs(%b : memref<1024xf32>)
+  linalg.reduce ins(%a : memref<1024xf32>) outs(%s : memref<f32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %r = arith.addf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+  memref.dealloc %a : memref<1024xf32>
+  linalg.reduce ins(%b : memref<1024xf32>) outs(%t : memref<f32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %r = arith.addf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+  memref.dealloc %b : memref<1024xf32>
+  return
+}
+
+// -----
+
+// Checks that memory dependences hold: both reductions accumulate into the
+// same argument, so they keep their order, and the fill that writes %a
+// after the first reduction read it stays after it (a write after a read).
+// Within those, %b is filled only once %a is dead: one buffer at a time.
+// CHECK-LABEL: func.func @dependences(
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[A:.*]] : memref<1024xf32>)
+// CHECK-NEXT:    linalg.reduce ins(%[[A]] : memref<1024xf32>) outs(%arg0 : memref<f32>)
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[A]] : memref<1024xf32>)
+// CHECK:         memref.dealloc %[[A]]
+// CHECK-NEXT:    %[[B:.*]] = memref.alloc() : memref<1024xf32>
+// CHECK-NEXT:    linalg.fill ins(%{{.*}} : f32) outs(%[[B]] : memref<1024xf32>)
+// CHECK-NEXT:    linalg.reduce ins(%[[B]] : memref<1024xf32>) outs(%arg0 : memref<f32>)
+func.func @dependences(%s: memref<f32>) {
+  %c0 = arith.constant 0.0 : f32
+  %c1 = arith.constant 1.0 : f32
+  %a = memref.alloc() : memref<1024xf32>
+  %b = memref.alloc() : memref<1024xf32>
+  linalg.fill ins(%c0 : f32) outs(%a : memref<1024xf32>)
+  linalg.fill ins(%c1 : f32) outs(%b : memref<1024xf32>)
+  linalg.reduce ins(%a : memref<1024xf32>) outs(%s : memref<f32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %r = arith.addf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+  linalg.fill ins(%c1 : f32) outs(%a : memref<1024xf32>)
+  linalg.reduce ins(%b : memref<1024xf32>) outs(%s : memref<f32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %r = arith.addf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+  memref.dealloc %a : memref<1024xf32>
+  memref.dealloc %b : memref<1024xf32>
+  return
+}
+
+// -----
+
+// Checks that an op whose memory effects are unknown (a call) keeps its
+// place among every memory access: %b, filled before the call and read
+// after it, stays live across it, so nothing can lower the peak and
+// nothing moves.
+// CHECK-LABEL: func.func @unknown_effects(
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[A:.*]] : memref<1024xf32>)
+// CHECK-NEXT:    linalg.fill ins(%{{.*}} : f32) outs(%[[B:.*]] : memref<1024xf32>)
+// CHECK-NEXT:    call @opaque(%[[A]])
+// CHECK:         memref.dealloc %[[A]]
+// CHECK-NEXT:    linalg.reduce ins(%[[B]] : memref<1024xf32>)
+func.func private @opaque(memref<1024xf32>)
+func.func @unknown_effects(%s: memref<f32>) {
+  %c0 = arith.constant 0.0 : f32
+  %a = memref.alloc() : memref<1024xf32>
+  %b = memref.alloc() : memref<1024xf32>
+  linalg.fill ins(%c0 : f32) outs(%a : memref<1024xf32>)
+  linalg.fill ins(%c0 : f32) outs(%b : memref<1024xf32>)
+  call @opaque(%a) : (memref<1024xf32>) -> ()
+  memref.dealloc %a : memref<1024xf32>
+  linalg.reduce ins(%b : memref<1024xf32>) outs(%s : memref<f32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %r = arith.addf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+  memref.dealloc %b : memref<1024xf32>
+  return
+}
+
+// -----
+
+// Checks that a function of several blocks is left alone.
+// CHECK-LABEL: func.func @blocks(
+// CHECK:         memref.alloc() : memref<1024xf32>
+// CHECK-NEXT:    memref.alloc() : memref<1024xf32>
+// CHECK-NEXT:    cf.br ^bb1
+func.func @blocks() {
+  %a = memref.alloc() : memref<1024xf32>
+  %b = memref.alloc() : memref<1024xf32>
+  cf.br ^bb1
+^bb1:
+  memref.dealloc %a : memref<1024xf32>
+  memref.dealloc %b : memref<1024xf32>
+  return
+}
+
