@@ -11,6 +11,7 @@
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVectorExtras.h"
 #include "llvm/ADT/Sequence.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -52,6 +53,17 @@ bool remat::isValidOrder(const ScheduleProblem &problem,
 }
 
 namespace {
+
+/// Inverts `lists` (for each source, its targets below `numTargets`): for
+/// each target, its sources in increasing order.
+SmallVector<SmallVector<unsigned, 4>>
+invert(ArrayRef<SmallVector<unsigned, 4>> lists, size_t numTargets) {
+  SmallVector<SmallVector<unsigned, 4>> inverse(numTargets);
+  for (auto [source, targets] : enumerate(lists))
+    for (unsigned target : targets)
+      inverse[target].push_back(source);
+  return inverse;
+}
 
 /// The live bytes of an order, position by position.
 SmallVector<int64_t> getLiveBytes(const ScheduleProblem &problem,
@@ -179,20 +191,15 @@ SmallVector<unsigned> remat::scheduleGreedily(const ScheduleProblem &problem,
                                               GreedyKey key) {
   unsigned n = problem.getNumItems();
   size_t numBuffers = problem.bytes.size();
-  SmallVector<SmallVector<unsigned, 4>> successors(n);
-  SmallVector<unsigned> waiting(n, 0);
-  for (unsigned item = 0; item < n; ++item)
-    for (unsigned before : problem.predecessors[item]) {
-      successors[before].push_back(item);
-      ++waiting[item];
-    }
-  SmallVector<SmallVector<unsigned, 4>> users(numBuffers);
-  SmallVector<unsigned> remainingUsers(numBuffers, 0);
-  for (unsigned item = 0; item < n; ++item)
-    for (unsigned buffer : problem.touches[item]) {
-      users[buffer].push_back(item);
-      ++remainingUsers[buffer];
-    }
+  SmallVector<SmallVector<unsigned, 4>> successors =
+      invert(problem.predecessors, n);
+  SmallVector<unsigned> waiting = map_to_vector(
+      problem.predecessors,
+      [](const auto &list) { return unsigned(list.size()); });
+  SmallVector<SmallVector<unsigned, 4>> users =
+      invert(problem.touches, numBuffers);
+  SmallVector<unsigned> remainingUsers = map_to_vector(
+      users, [](const auto &list) { return unsigned(list.size()); });
   BitVector open(numBuffers), done(n);
 
   // A ready item's key; entries of the queue whose version is stale are
@@ -255,10 +262,8 @@ void remat::improveSchedule(const ScheduleProblem &problem,
                             SmallVectorImpl<unsigned> &order,
                             unsigned maxRounds) {
   unsigned n = problem.getNumItems();
-  SmallVector<SmallVector<unsigned, 4>> successors(n);
-  for (unsigned item = 0; item < n; ++item)
-    for (unsigned before : problem.predecessors[item])
-      successors[before].push_back(item);
+  SmallVector<SmallVector<unsigned, 4>> successors =
+      invert(problem.predecessors, n);
   size_t numBuffers = problem.bytes.size();
 
   Objective best = getObjective(problem, order);
