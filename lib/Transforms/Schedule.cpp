@@ -64,6 +64,10 @@ public:
   DenseMap<Operation *, unsigned> itemIndex;
 
 private:
+  /// Appends the items `value` depends on: its defining item, or those of
+  /// its defining floating op; none for an argument or a value defined
+  /// outside the entry block.
+  void appendProducers(Value value, SmallVectorImpl<unsigned> &producers);
   /// The items `op` (floating) depends on through its operands.
   ArrayRef<unsigned> getFloatingPredecessors(Operation *op);
   /// The items that use `op`'s results (floating) through floating ops.
@@ -95,20 +99,24 @@ void StepProblemBuilder::build() {
   }
 }
 
+void StepProblemBuilder::appendProducers(Value value,
+                                         SmallVectorImpl<unsigned> &producers) {
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getBlock() != &entry)
+    return;
+  if (auto item = itemIndex.find(def); item != itemIndex.end())
+    producers.push_back(item->second);
+  else
+    llvm::append_range(producers, getFloatingPredecessors(def));
+}
+
 ArrayRef<unsigned> StepProblemBuilder::getFloatingPredecessors(Operation *op) {
   auto it = floatingPredecessors.find(op);
   if (it != floatingPredecessors.end())
     return it->second;
   SmallVector<unsigned> result;
-  for (Value value : op->getOperands()) {
-    Operation *def = value.getDefiningOp();
-    if (!def || def->getBlock() != &entry)
-      continue;
-    if (auto item = itemIndex.find(def); item != itemIndex.end())
-      result.push_back(item->second);
-    else
-      llvm::append_range(result, getFloatingPredecessors(def));
-  }
+  for (Value value : op->getOperands())
+    appendProducers(value, result);
   llvm::sort(result);
   result.erase(llvm::unique(result), result.end());
   return floatingPredecessors[op] = std::move(result);
@@ -134,18 +142,9 @@ ArrayRef<unsigned> StepProblemBuilder::getFloatingUsers(Operation *op) {
 }
 
 void StepProblemBuilder::addDependences() {
-  for (auto [index, op] : llvm::enumerate(items)) {
-    for (Value value : getUsedValues(op)) {
-      Operation *def = value.getDefiningOp();
-      if (!def || def->getBlock() != &entry)
-        continue;
-      if (auto item = itemIndex.find(def); item != itemIndex.end())
-        problem.predecessors[index].push_back(item->second);
-      else
-        llvm::append_range(problem.predecessors[index],
-                           getFloatingPredecessors(def));
-    }
-  }
+  for (auto [index, op] : llvm::enumerate(items))
+    for (Value value : getUsedValues(op))
+      appendProducers(value, problem.predecessors[index]);
 }
 
 void StepProblemBuilder::addMemoryDependences() {
@@ -245,10 +244,8 @@ void StepProblemBuilder::addBuffers() {
         if (auto item = itemIndex.find(inEntry); item != itemIndex.end())
           users.insert(item->second);
         else if (inEntry && isFloating(inEntry))
-        {
-          ArrayRef<unsigned> floating = getFloatingUsers(inEntry);
-          users.insert(floating.begin(), floating.end());
-        }
+          for (unsigned item : getFloatingUsers(inEntry))
+            users.insert(item);
       }
     for (unsigned user : users)
       problem.touches[user].push_back(buffer);
@@ -259,32 +256,26 @@ void StepProblemBuilder::addBuffers() {
 /// item it depends on, so that buffers are freed as soon as they can be.
 void freeEarly(const ScheduleProblem &problem, ArrayRef<Operation *> items,
                SmallVectorImpl<unsigned> &order) {
-  SmallVector<unsigned> result;
-  SmallVector<unsigned> position(items.size());
-  SmallVector<SmallVector<unsigned>> after(items.size() + 1);
-  SmallVector<unsigned> rest;
+  SmallVector<unsigned> frees, rest;
   for (unsigned item : order)
-    (isa<memref::DeallocOp>(items[item]) ? after[0] : rest).push_back(item);
-  if (after[0].empty())
-    return;
-  SmallVector<unsigned> frees = std::move(after[0]);
-  after[0].clear();
+    (isa<memref::DeallocOp>(items[item]) ? frees : rest).push_back(item);
+  // The frees to place after each item of `rest` (slot i + 1 after rest[i],
+  // slot 0 first), in their order: after the items and frees they depend
+  // on.
+  SmallVector<unsigned> slot(items.size(), 0);
   for (auto [index, item] : llvm::enumerate(rest))
-    position[item] = index + 1;
-  // In their order, after the items and the frees they depend on.
+    slot[item] = index + 1;
+  SmallVector<SmallVector<unsigned>> after(rest.size() + 1);
   for (unsigned free : frees) {
-    unsigned latest = 0;
     for (unsigned before : problem.predecessors[free])
-      latest = std::max(latest, position[before]);
-    position[free] = latest;
-    after[latest].push_back(free);
+      slot[free] = std::max(slot[free], slot[before]);
+    after[slot[free]].push_back(free);
   }
-  llvm::append_range(result, after[0]);
+  order.assign(after[0].begin(), after[0].end());
   for (auto [index, item] : llvm::enumerate(rest)) {
-    result.push_back(item);
-    llvm::append_range(result, after[index + 1]);
+    order.push_back(item);
+    llvm::append_range(order, after[index + 1]);
   }
-  order.assign(result.begin(), result.end());
 }
 
 /// The entry block's ops in `order`, each floating op right before its
@@ -350,7 +341,6 @@ struct RematSchedulePass
     StepProblemBuilder builder(function);
     builder.build();
     ScheduleProblem &problem = builder.problem;
-    [[maybe_unused]] unsigned n = problem.getNumItems();
     ScheduleOptions options;
     options.maxExactItems = maxExactItems;
     options.searchRounds = searchRounds;
@@ -359,6 +349,7 @@ struct RematSchedulePass
     assert(isValidOrder(problem, order) && "the schedule breaks a dependence");
 
     LLVM_DEBUG({
+      unsigned n = problem.getNumItems();
       auto identity = llvm::to_vector(llvm::seq<unsigned>(0, n));
       llvm::dbgs() << "remat-schedule @" << function.getName() << ": " << n
                    << " items, " << problem.bytes.size() << " buffers, peak "

@@ -90,12 +90,12 @@ void remat::buildRematBufferizePipeline(OpPassManager &pm,
   // allocations and copies.
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addNestedPass<func::FuncOp>(createRematHoistDeallocsPass());
-  // Every buffer freed within the step, or returned, becomes a view into
-  // one arena allocated once: the static plan is what runs.
   // The order of least peak, then in-place reuse in that order.
   if (schedule)
     pm.addNestedPass<func::FuncOp>(createRematSchedulePass());
   pm.addNestedPass<func::FuncOp>(createRematReuseBuffersPass());
+  // Every buffer freed within the step, or returned, becomes a view into
+  // one arena allocated once: the static plan is what runs.
   if (planArena)
     pm.addNestedPass<func::FuncOp>(createRematPlanArenaPass());
 }
@@ -145,8 +145,8 @@ void remat::registerRematBufferizePipeline() {
       "Bufferize a training step the way both lowerings do (remat ops, "
       "fusion, bufferization, deallocation, the static arena)",
       [](OpPassManager &pm, const RematLowerCPUOptions &options) {
-        buildRematBufferizePipeline(pm, options.fuseElementwise, options.planArena,
-                              options.schedule);
+        buildRematBufferizePipeline(pm, options.fuseElementwise,
+                                    options.planArena, options.schedule);
       });
 }
 
