@@ -106,6 +106,47 @@ func.func @unknown_effects(%s: memref<f32>) {
 
 // -----
 
+// Checks that a loop is one item with the effects of its body: it reads %a
+// and writes %s, so it stays after %a's fill and before the reduction into
+// %s, while the independent chain of %b moves after it (%a dies before %b
+// is born).
+// CHECK-LABEL: func.func @loop(
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[A:.*]] : memref<1024xf32>)
+// CHECK-NOT:     linalg.fill
+// CHECK:         scf.for
+// CHECK:           memref.load %[[A]]
+// CHECK:           memref.store %{{.*}}, %arg0[]
+// CHECK:         memref.dealloc %[[A]]
+// CHECK:         %[[B:.*]] = memref.alloc() : memref<1024xf32>
+// CHECK-NEXT:    linalg.fill ins(%{{.*}} : f32) outs(%[[B]] : memref<1024xf32>)
+// CHECK-NEXT:    linalg.reduce ins(%[[B]] : memref<1024xf32>) outs(%arg0 : memref<f32>)
+func.func @loop(%s: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c1024 = arith.constant 1024 : index
+  %z = arith.constant 0.0 : f32
+  %a = memref.alloc() : memref<1024xf32>
+  %b = memref.alloc() : memref<1024xf32>
+  linalg.fill ins(%z : f32) outs(%a : memref<1024xf32>)
+  linalg.fill ins(%z : f32) outs(%b : memref<1024xf32>)
+  scf.for %i = %c0 to %c1024 step %c1 {
+    %x = memref.load %a[%i] : memref<1024xf32>
+    %acc = memref.load %s[] : memref<f32>
+    %sum = arith.addf %x, %acc : f32
+    memref.store %sum, %s[] : memref<f32>
+  }
+  memref.dealloc %a : memref<1024xf32>
+  linalg.reduce ins(%b : memref<1024xf32>) outs(%s : memref<f32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %r = arith.addf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+  memref.dealloc %b : memref<1024xf32>
+  return
+}
+
+// -----
+
 // Checks that a function of several blocks is left alone.
 // CHECK-LABEL: func.func @blocks(
 // CHECK:         memref.alloc() : memref<1024xf32>
