@@ -40,6 +40,8 @@ struct RematCheckpointPass
   using RematCheckpointPassBase::RematCheckpointPassBase;
 
   void runOnOperation() override {
+    if (failed(verifyMarksTakeEffect(getOperation())))
+      return signalPassFailure();
     CheckpointOptions options;
     options.earlyStop = earlyStop;
     CheckpointPlan plan = CheckpointPlan::compute(getOperation(), options);

@@ -177,6 +177,8 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
       function.emitError() << "-remat-mark: " << error;
       return signalPassFailure();
     }
+    if (failed(verifyMarksTakeEffect(function)))
+      return signalPassFailure();
     if (policy == "annotations" || !getBackwardOp(function.getBody()))
       return;
 

@@ -24,11 +24,14 @@ using namespace remat;
 
 namespace {
 
-/// Drops the clone bookkeeping from `op` and the ops nested in it.
+/// Drops the marks and the clone bookkeeping from `op` and the ops nested in
+/// it: once a step is split in two, no pass acts on them.
 void dropBookkeeping(Operation *op) {
   op->walk([](Operation *inner) {
-    inner->removeDiscardableAttr(RematDialect::kIdAttrName);
-    inner->removeDiscardableAttr(RematDialect::kCloneOfAttrName);
+    for (StringRef name :
+         {RematDialect::kSegmentAttrName, RematDialect::kPolicyAttrName,
+          RematDialect::kIdAttrName, RematDialect::kCloneOfAttrName})
+      inner->removeDiscardableAttr(name);
   });
 }
 

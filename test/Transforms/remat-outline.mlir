@@ -3,12 +3,12 @@
 // Checks the split: @f_fwd returns the forward value @f returns, then the
 // saved forward values in program order; @f_bwd takes the saved arguments,
 // then those, keeps the seed marker and runs the backward region; @f calls
-// both, passing saved arguments directly; clone bookkeeping is dropped on
-// both sides.
+// both, passing saved arguments directly; marks and clone bookkeeping are
+// dropped on both sides.
 // CHECK-LABEL: func.func private @step_fwd(
 // CHECK-SAME:      %[[X:[^:]*]]: tensor<4xf32>, %[[SEED:[^:]*]]: i64 {remat.rng_seed})
 // CHECK-SAME:      -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
-// CHECK:         %[[A:.*]] = math.tanh %[[X]] {remat.segment = 0 : i64} : tensor<4xf32>
+// CHECK:         %[[A:.*]] = math.tanh %[[X]] : tensor<4xf32>
 // CHECK:         %[[B:.*]] = arith.mulf %[[A]], %[[A]] : tensor<4xf32>
 // CHECK:         return %[[B]], %[[A]], %[[B]]
 // CHECK-LABEL: func.func private @step_bwd(

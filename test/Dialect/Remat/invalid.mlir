@@ -326,3 +326,127 @@ func.func @plan_on_op(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = arith.addf %x, %x {remat.plan = {policy = "sqrt", predicted_peak = 0 : i64, recompute_flops = 0 : i64, segments = 0 : i64}} : tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+// -----
+
+// Checks that the function body of a training step is one block: a backward
+// region after a branch is rejected, not silently skipped by every pass.
+// expected-note @+1 {{in this function}}
+func.func @backward_after_branch(%x: tensor<4xf32>) -> tensor<4xf32> {
+  cf.br ^bb1
+^bb1:
+  // expected-error @+1 {{'remat.backward' op is in a function body of 2 blocks; a training step's body is a single block}}
+  %g = remat.backward {
+    remat.yield %x : tensor<4xf32>
+  } : tensor<4xf32>
+  return %g : tensor<4xf32>
+}
+
+// -----
+
+// Checks that two backward regions in different blocks are rejected too.
+// expected-note @+1 {{in this function}}
+func.func @backward_per_block(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'remat.backward' op is in a function body of 2 blocks}}
+  %g = remat.backward {
+    remat.yield %x : tensor<4xf32>
+  } : tensor<4xf32>
+  cf.br ^bb1
+^bb1:
+  %h = remat.backward {
+    remat.yield %g : tensor<4xf32>
+  } : tensor<4xf32>
+  return %h : tensor<4xf32>
+}
+
+// -----
+
+// Checks that the backward region has no block arguments: nothing could
+// pass them.
+func.func @backward_block_argument(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'remat.backward' op has a region with 1 block argument(s); the backward region takes none}}
+  %g = remat.backward {
+  ^bb0(%a: tensor<4xf32>):
+    %d = arith.mulf %a, %x : tensor<4xf32>
+    remat.yield %d : tensor<4xf32>
+  } : tensor<4xf32>
+  return %g : tensor<4xf32>
+}
+
+// -----
+
+// Checks that a segment mark on an op nested in a loop body is rejected:
+// segments are formed from ops directly in the function body.
+func.func @segment_in_loop(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%t = %x) -> (tensor<4xf32>) {
+    // expected-error @+1 {{'math.tanh' op carries 'remat.segment' but is nested in 'scf.for'; segments are formed from the ops directly in a function body: mark the enclosing op instead}}
+    %y = math.tanh %t {remat.segment = 0 : i64} : tensor<4xf32>
+    scf.yield %y : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// Checks that a policy mark inside an scf.if branch is rejected the same way.
+func.func @policy_in_if(%c: i1, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = scf.if %c -> (tensor<4xf32>) {
+    // expected-error @+1 {{'math.tanh' op carries 'remat.policy' but is nested in 'scf.if'}}
+    %y = math.tanh %x {remat.segment = 0 : i64, remat.policy = "save"} : tensor<4xf32>
+    scf.yield %y : tensor<4xf32>
+  } else {
+    scf.yield %x : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// Checks that a mark on a function is rejected: it has no effect there.
+// expected-error @+1 {{'func.func' op carries 'remat.segment', which belongs on the forward ops of a training step}}
+func.func @marked_function(%x: tensor<4xf32>) -> tensor<4xf32> attributes {remat.segment = 0 : i64} {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// Checks that a mark on the module is rejected.
+// expected-error @+1 {{'builtin.module' op carries 'remat.policy', which belongs on the forward ops of a training step}}
+module attributes {remat.policy = "save"} {
+}
+
+// -----
+
+// Checks that a mark on the backward op itself is rejected.
+func.func @marked_backward(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'remat.backward' op carries 'remat.segment', which belongs on the forward ops of a training step}}
+  %g = remat.backward attributes {remat.segment = 0 : i64} {
+    remat.yield %x : tensor<4xf32>
+  } : tensor<4xf32>
+  return %g : tensor<4xf32>
+}
+
+// -----
+
+// Checks that a policy outside any segment is rejected: it chooses between
+// saving and recomputing only inside one.
+func.func @policy_without_segment(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'math.tanh' op carries 'remat.policy' but no 'remat.segment': a policy only chooses between saving and recomputing inside a checkpoint segment}}
+  %y = math.tanh %x {remat.policy = "recompute"} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// Checks that a backward region outside a func.func is rejected: no pass and
+// no lowering would touch it.
+llvm.func @llvm_step(%x: f32) -> f32 {
+  // expected-error @+1 {{'remat.backward' op is inside 'llvm.func'; a training step is a 'func.func'}}
+  %g = remat.backward {
+    remat.yield %x : f32
+  } : f32
+  llvm.return %g : f32
+}

@@ -11,6 +11,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
@@ -32,6 +33,30 @@ static bool isSegmentId(Attribute attr) {
          !intAttr.getValue().isNegative();
 }
 
+/// Checks where a mark (`remat.segment` or `remat.policy`) sits: on an op
+/// directly in a function body, the only ops that segments are formed from.
+/// Whether that function is a training step, and whether the op comes before
+/// its backward region, is checked by the passes that read marks
+/// (`verifyMarksTakeEffect`): outlined forward functions keep their marks.
+static LogicalResult verifyMarkPlacement(Operation *op, StringRef name) {
+  if (isa<FunctionOpInterface, ModuleOp, BackwardOp>(op))
+    return op->emitOpError()
+           << "carries '" << name
+           << "', which belongs on the forward ops of a training step";
+  if (isInBackwardRegion(op))
+    return op->emitOpError() << "'" << name
+                             << "' is not allowed inside 'remat.backward': "
+                                "only forward ops belong to segments";
+  Operation *parent = op->getParentOp();
+  if (parent && !isa<FunctionOpInterface>(parent))
+    return op->emitOpError()
+           << "carries '" << name << "' but is nested in '"
+           << parent->getName()
+           << "'; segments are formed from the ops directly in a function "
+              "body: mark the enclosing op instead";
+  return success();
+}
+
 static LogicalResult verifySegmentAttr(Operation *op, Attribute value) {
   bool wellFormed = isSegmentId(value);
   if (auto array = dyn_cast<ArrayAttr>(value))
@@ -42,10 +67,8 @@ static LogicalResult verifySegmentAttr(Operation *op, Attribute value) {
            << "' must be a non-negative i64 or a non-empty array of them, got "
            << value;
 
-  if (isInBackwardRegion(op))
-    return op->emitOpError() << "'" << RematDialect::kSegmentAttrName
-                             << "' is not allowed inside 'remat.backward': "
-                                "only forward ops belong to segments";
+  if (failed(verifyMarkPlacement(op, RematDialect::kSegmentAttrName)))
+    return failure();
 
   // Checkpointing prices every value of a segment in bytes.
   for (OpResult result : op->getResults()) {
@@ -118,9 +141,13 @@ LogicalResult RematDialect::verifyOperationAttribute(Operation *op,
       return op->emitOpError()
              << "'" << kPolicyAttrName
              << "' must be \"save\" or \"recompute\", got " << value;
-    if (isInBackwardRegion(op))
-      return op->emitOpError() << "'" << kPolicyAttrName
-                               << "' is not allowed inside 'remat.backward'";
+    if (failed(verifyMarkPlacement(op, kPolicyAttrName)))
+      return failure();
+    if (!op->hasAttr(kSegmentAttrName))
+      return op->emitOpError()
+             << "carries '" << kPolicyAttrName
+             << "' but no 'remat.segment': a policy only chooses between "
+                "saving and recomputing inside a checkpoint segment";
     return success();
   }
 

@@ -6,6 +6,7 @@
 
 #include "remat/Dialect/Remat/IR/RematOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -55,6 +56,25 @@ Policy remat::getPolicy(Operation *op) {
   return attr.getValue() == "save" ? Policy::Save : Policy::Recompute;
 }
 
+std::optional<int64_t> remat::getElementBytes(Type type) {
+  if (type.isIndex())
+    return 8;
+  if (type.isIntOrFloat())
+    return (type.getIntOrFloatBitWidth() + 7) / 8;
+  if (auto complex = dyn_cast<ComplexType>(type)) {
+    std::optional<int64_t> part = getElementBytes(complex.getElementType());
+    return part ? std::optional<int64_t>(2 * *part) : std::nullopt;
+  }
+  if (auto vector = dyn_cast<VectorType>(type)) {
+    if (vector.isScalable())
+      return std::nullopt;
+    std::optional<int64_t> element = getElementBytes(vector.getElementType());
+    return element ? std::optional<int64_t>(vector.getNumElements() * *element)
+                   : std::nullopt;
+  }
+  return std::nullopt;
+}
+
 BackwardOp remat::getBackwardOp(Region &functionBody) {
   if (functionBody.empty())
     return {};
@@ -62,6 +82,41 @@ BackwardOp remat::getBackwardOp(Region &functionBody) {
     if (auto backward = dyn_cast<BackwardOp>(op))
       return backward;
   return {};
+}
+
+LogicalResult remat::verifyMarksTakeEffect(FunctionOpInterface function) {
+  if (function.isExternal())
+    return success();
+  auto isMarked = [](Operation &op) {
+    return op.hasAttr(RematDialect::kSegmentAttrName) ||
+           op.hasAttr(RematDialect::kPolicyAttrName);
+  };
+  // The verifier keeps marks on ops directly in the body.
+  Region &body = function.getFunctionBody();
+  BackwardOp backward = getBackwardOp(body);
+  bool afterBackward = false;
+  for (Block &block : body) {
+    for (Operation &op : block) {
+      if (&op == backward.getOperation()) {
+        afterBackward = true;
+        continue;
+      }
+      if (!isMarked(op) || (backward && !afterBackward))
+        continue;
+      if (!backward)
+        return op.emitOpError()
+               << "is marked for checkpointing, but its function has no "
+                  "'remat.backward': marks only take effect in a training "
+                  "step";
+      InFlightDiagnostic diag =
+          op.emitOpError() << "is marked for checkpointing but follows the "
+                              "'remat.backward' region; only forward ops "
+                              "(before it) belong to segments";
+      diag.attachNote(backward.getLoc()) << "the backward region is here";
+      return diag;
+    }
+  }
+  return success();
 }
 
 bool remat::isInBackwardRegion(Operation *op) {
@@ -80,6 +135,30 @@ LogicalResult BackwardOp::verify() {
   Operation *parent = (*this)->getParentOp();
   if (!isa_and_nonnull<FunctionOpInterface>(parent))
     return emitOpError("must be directly inside a function body");
+  // Every pass and both lowerings take training steps as func.func; a
+  // backward region elsewhere would pass through them untouched.
+  if (!isa<func::FuncOp>(parent))
+    return emitOpError() << "is inside '" << parent->getName()
+                         << "'; a training step is a 'func.func'";
+
+  // A training step is straight-line dataflow at the top level; control
+  // flow lives in structured ops (scf.for, scf.if) that segments may hold.
+  Region &functionBody = *(*this)->getParentRegion();
+  if (!functionBody.hasOneBlock()) {
+    InFlightDiagnostic diag =
+        emitOpError() << "is in a function body of "
+                      << llvm::range_size(functionBody.getBlocks())
+                      << " blocks; a training step's body is a single block "
+                         "(use structured control flow such as scf.for and "
+                         "scf.if instead of branches)";
+    diag.attachNote(parent->getLoc()) << "in this function";
+    return diag;
+  }
+
+  if (unsigned count = getBody().getNumArguments())
+    return emitOpError() << "has a region with " << count
+                         << " block argument(s); the backward region takes "
+                            "none (it reads forward values directly)";
 
   for (Operation &other :
        llvm::make_range((*this)->getBlock()->begin(), Block::iterator(*this))) {
@@ -112,9 +191,8 @@ LogicalResult BackwardOp::verify() {
         return true;
       elements *= uint64_t(dim);
     }
-    Type element = shaped.getElementType();
-    uint64_t width =
-        element.isIntOrFloat() ? (element.getIntOrFloatBitWidth() + 7) / 8 : 8;
+    // A type of unknown element size is priced nowhere; count 8 bytes.
+    uint64_t width = getElementBytes(shaped.getElementType()).value_or(8);
     return elements * width > kMaxTensorBytes;
   };
   auto diagnoseSize = [&](Location loc, Type type, Twine what) {

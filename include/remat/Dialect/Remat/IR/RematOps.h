@@ -15,6 +15,7 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -38,8 +39,21 @@ void setSegmentPath(mlir::Operation *op, llvm::ArrayRef<int64_t> path);
 /// Returns the `remat.policy` of `op`.
 Policy getPolicy(mlir::Operation *op);
 
+/// Returns the bytes of one element of `type`: its bits rounded up to bytes
+/// for integers and floats (i1 takes a byte), 8 for index, twice the part for
+/// complex numbers, the whole vector for a static vector; std::nullopt for a
+/// type of unknown size.
+std::optional<int64_t> getElementBytes(mlir::Type type);
+
 /// Returns the `remat.backward` op of a function body, or null.
 BackwardOp getBackwardOp(mlir::Region &functionBody);
+
+/// Checks that the marks (`remat.segment`, `remat.policy`) of `function` can
+/// take effect: they sit on forward ops of a training step, before its
+/// `remat.backward`. Emits a located error at the first mark that cannot
+/// (in a function without a backward region, or after it) and fails. Passes
+/// that read marks call it, so that no mark is silently ignored.
+mlir::LogicalResult verifyMarksTakeEffect(mlir::FunctionOpInterface function);
 
 /// Returns true if `op` is nested (at any depth) in a `remat.backward` region.
 bool isInBackwardRegion(mlir::Operation *op);
