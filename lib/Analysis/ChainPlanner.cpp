@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Analysis/ChainPlanner.h"
+#include "remat/Analysis/CostModel.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -126,7 +127,7 @@ int ChainSimulation::resolve(unsigned stage, int64_t reader) {
         scratch[now] += chain[reader].backwardBytes;
         previous = compute(j, previous, /*barrier=*/j == segment.lo);
         segment.clones[j] = previous;
-        recomputeFlops += chain[j].flops;
+        recomputeFlops = addFlops(recomputeFlops, chain[j].flops);
       }
     }
     int clone = segment.clones.at(stage);

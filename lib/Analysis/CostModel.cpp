@@ -22,22 +22,29 @@ using namespace remat;
 
 std::optional<int64_t> remat::getValueBytes(Value value) {
   Type type = value.getType();
-  auto elementBytes = [](Type element) -> std::optional<int64_t> {
-    if (element.isIndex())
-      return 8;
-    if (element.isIntOrFloat())
-      return (element.getIntOrFloatBitWidth() + 7) / 8;
-    return std::nullopt;
-  };
   if (auto shaped = dyn_cast<ShapedType>(type)) {
     if (!shaped.hasStaticShape())
       return std::nullopt;
-    std::optional<int64_t> element = elementBytes(shaped.getElementType());
+    std::optional<int64_t> element = getElementBytes(shaped.getElementType());
     if (!element)
       return std::nullopt;
     return shaped.getNumElements() * *element;
   }
-  return elementBytes(type);
+  return getElementBytes(type);
+}
+
+int64_t remat::addFlops(int64_t a, int64_t b) {
+  assert(a >= 0 && b >= 0 && "FLOP counts are non-negative");
+  a = std::min(a, kFlopsLimit);
+  b = std::min(b, kFlopsLimit);
+  return a > kFlopsLimit - b ? kFlopsLimit : a + b;
+}
+
+int64_t remat::mulFlops(int64_t a, int64_t b) {
+  assert(a >= 0 && b >= 0 && "FLOP counts are non-negative");
+  if (a == 0 || b == 0)
+    return 0;
+  return a > kFlopsLimit / b ? kFlopsLimit : std::min(a * b, kFlopsLimit);
 }
 
 std::optional<int64_t> remat::getOpFlops(Operation *op) {
@@ -47,7 +54,7 @@ std::optional<int64_t> remat::getOpFlops(Operation *op) {
   int64_t flops = cost.getFlops();
   if (flops < 0)
     return std::nullopt;
-  return flops;
+  return std::min(flops, kFlopsLimit);
 }
 
 namespace {
@@ -73,13 +80,13 @@ struct LinalgCostModel
     for (int64_t range : linalgOp.getStaticLoopRanges()) {
       if (ShapedType::isDynamic(range))
         return -1;
-      iterations *= range;
+      iterations = mulFlops(iterations, range);
     }
     int64_t payload = 0;
     for (Operation &inner : linalgOp.getBlock()->without_terminator())
       if (!isa<linalg::IndexOp, arith::ConstantOp>(inner))
         ++payload;
-    return iterations * payload;
+    return mulFlops(iterations, payload);
   }
 };
 

@@ -153,10 +153,16 @@ remat::computeMemoryProfile(FunctionOpInterface function) {
     for (OpResult result : op->getResults()) {
       std::optional<int64_t> bytes = getValueBytes(result);
       if (!bytes) {
-        op->emitOpError() << "result #" << result.getResultNumber()
-                          << " of type " << result.getType()
-                          << " has no static size; the memory profile "
-                             "needs static shapes";
+        auto shaped = dyn_cast<ShapedType>(result.getType());
+        InFlightDiagnostic diag = op->emitOpError()
+                                  << "result #" << result.getResultNumber()
+                                  << " of type " << result.getType();
+        if (shaped && !shaped.hasStaticShape())
+          diag << " has a dynamic shape; the memory profile needs static "
+                  "shapes";
+        else
+          diag << " has elements of unknown size; the memory profile needs "
+                  "integer, float, index, complex or vector elements";
         return failure();
       }
       define(result,

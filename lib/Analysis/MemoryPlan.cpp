@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Analysis/MemoryPlan.h"
+#include "remat/Dialect/Remat/IR/RematOps.h"
 
 #include "mlir/Dialect/Bufferization/Transforms/BufferViewFlowAnalysis.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -180,16 +181,6 @@ ArenaPlan remat::planArena(ArrayRef<BufferLifetime> buffers) {
 //===----------------------------------------------------------------------===//
 
 namespace {
-
-/// Returns the bytes one element of `type` takes in memory (an i1 takes
-/// one, an index eight), or nullopt for other element types.
-std::optional<int64_t> getElementBytes(Type type) {
-  if (type.isIndex())
-    return 8;
-  if (type.isIntOrFloat())
-    return llvm::divideCeil(type.getIntOrFloatBitWidth(), 8);
-  return std::nullopt;
-}
 
 /// Returns the rounded bytes of a static memref of known element size.
 std::optional<int64_t> getBufferBytes(MemRefType type) {

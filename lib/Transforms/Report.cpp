@@ -105,6 +105,8 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
     }
     llvm::json::Array functions;
     WalkResult walk = getOperation().walk([&](FunctionOpInterface function) {
+      if (failed(verifyMarksTakeEffect(function)))
+        return WalkResult::interrupt();
       if (function.isExternal() ||
           !getBackwardOp(function.getFunctionBody()))
         return WalkResult::advance();
@@ -166,23 +168,24 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
         ++getFigures(&op).ops;
       std::optional<int64_t> flops = getOpFlops(&op);
       opsWithoutCost += !flops && !op.hasTrait<OpTrait::IsTerminator>();
-      forwardFlops += flops.value_or(0);
+      forwardFlops = addFlops(forwardFlops, flops.value_or(0));
     }
     for (Operation &op : backward.getBody().front()) {
       std::optional<int64_t> flops = getOpFlops(&op);
       opsWithoutCost += !flops && !op.hasTrait<OpTrait::IsTerminator>();
       auto cloneOf = op.getAttrOfType<IntegerAttr>(RematDialect::kCloneOfAttrName);
       if (!cloneOf) {
-        backwardFlops += flops.value_or(0);
+        backwardFlops = addFlops(backwardFlops, flops.value_or(0));
         continue;
       }
       ++recomputedOps;
-      recomputeFlops += flops.value_or(0);
+      recomputeFlops = addFlops(recomputeFlops, flops.value_or(0));
       Operation *original = originals.lookup(cloneOf.getInt());
       SegmentFigures &figures =
           original ? getFigures(original) : segments[{}];
       ++figures.recomputedOps;
-      figures.recomputeFlops += flops.value_or(0);
+      figures.recomputeFlops =
+          addFlops(figures.recomputeFlops, flops.value_or(0));
     }
 
     // json::Value's move constructor may throw, so std::vector copies the

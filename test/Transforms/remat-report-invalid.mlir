@@ -6,7 +6,7 @@
 
 // Checks that a tensor of dynamic shape cannot be priced.
 func.func @dynamic(%x: tensor<?xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'math.tanh' op result #0 of type 'tensor<?xf32>' has no static size; the memory profile needs static shapes}}
+  // expected-error @+1 {{'math.tanh' op result #0 of type 'tensor<?xf32>' has a dynamic shape; the memory profile needs static shapes}}
   %a = math.tanh %x : tensor<?xf32>
   %g = remat.backward {
     %c = tensor.cast %a : tensor<?xf32> to tensor<4xf32>

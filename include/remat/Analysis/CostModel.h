@@ -21,14 +21,22 @@ class DialectRegistry;
 
 namespace remat {
 
-/// Bytes of `value`: element count times element size (bits rounded up to
-/// bytes, so i1 takes a byte) for statically shaped tensors and memrefs, the
-/// size of the scalar otherwise (index as 8). std::nullopt for a dynamic
-/// shape or a type without a size.
+/// Bytes of `value`: element count times element size (getElementBytes) for
+/// statically shaped tensors, memrefs and vectors, the size of the scalar
+/// otherwise. std::nullopt for a dynamic shape or a type without a size.
 std::optional<int64_t> getValueBytes(mlir::Value value);
 
-/// FLOPs of `op` through CostOpInterface; std::nullopt if the op has no model
-/// or its model cannot tell.
+/// FLOP counts saturate at this bound (2^62): a count that reaches it means
+/// "at least this many", never a wrapped int64.
+constexpr int64_t kFlopsLimit = int64_t(1) << 62;
+
+/// `a + b` and `a * b` for non-negative FLOP counts, saturating at
+/// kFlopsLimit.
+int64_t addFlops(int64_t a, int64_t b);
+int64_t mulFlops(int64_t a, int64_t b);
+
+/// FLOPs of `op` through CostOpInterface, at most kFlopsLimit; std::nullopt
+/// if the op has no model or its model cannot tell.
 std::optional<int64_t> getOpFlops(mlir::Operation *op);
 
 /// Attaches CostOpInterface to upstream ops: every linalg structured op
