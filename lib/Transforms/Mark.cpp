@@ -170,13 +170,17 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     return answer;
   }
 
+  /// Checks the options once per pipeline, before any function is visited
+  /// (also when there is none), however the pass was created.
+  LogicalResult initialize(MLIRContext *context) override {
+    std::string error = checkOptions();
+    if (error.empty())
+      return success();
+    return emitError(UnknownLoc::get(context)) << "-remat-mark: " << error;
+  }
+
   void runOnOperation() override {
     func::FuncOp function = getOperation();
-    std::string error = checkOptions();
-    if (!error.empty()) {
-      function.emitError() << "-remat-mark: " << error;
-      return signalPassFailure();
-    }
     if (failed(verifyMarksTakeEffect(function)))
       return signalPassFailure();
     if (policy == "annotations" || !getBackwardOp(function.getBody()))

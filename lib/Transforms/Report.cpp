@@ -96,13 +96,15 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
     totals["unplanned_buffers"] = plan->unplannedBuffers;
   }
 
+  LogicalResult initialize(MLIRContext *context) override {
+    if (format == "text" || format == "json")
+      return success();
+    return emitError(UnknownLoc::get(context))
+           << "-remat-report: unknown format '" << format
+           << "' (expected text or json)";
+  }
+
   void runOnOperation() override {
-    if (format != "text" && format != "json") {
-      emitError(getOperation().getLoc())
-          << "-remat-report: unknown format '" << format
-          << "' (expected text or json)";
-      return signalPassFailure();
-    }
     llvm::json::Array functions;
     WalkResult walk = getOperation().walk([&](FunctionOpInterface function) {
       if (failed(verifyMarksTakeEffect(function)))

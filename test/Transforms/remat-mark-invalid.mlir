@@ -17,9 +17,11 @@
 // RUN: not remat-opt %s -remat-mark="policy=budget budget-bytes=10" 2>&1 | FileCheck %s --check-prefix=INFEASIBLE
 // RUN: not remat-opt %S/Inputs/dynamic-step.mlir -remat-mark="policy=sqrt" 2>&1 | FileCheck %s --check-prefix=DYNAMIC
 
-// Checks that option values that make no plan are errors located at the
-// function, and that a budget below every reachable peak names the smallest.
-// POLICY: remat-mark-invalid.mlir:[[@LINE+11]]:1: error: -remat-mark: unknown policy 'fastest' (expected annotations, sequential, sqrt, selective or budget)
+// Checks that option values that make no plan are command-line errors of
+// remat-opt (they have no source location), and that a budget below every
+// reachable peak, an error of this step, is located at the function and
+// names the smallest.
+// POLICY: remat-opt: error: -remat-mark: unknown policy 'fastest' (expected annotations, sequential, sqrt, selective or budget)
 // NOSEG: error: -remat-mark: policy=sequential needs segments=N with N >= 1
 // SEGOTHER: error: -remat-mark: segments= is an option of policy=sequential only
 // ONEBUDGET: error: -remat-mark: policy=budget needs exactly one of budget-bytes=, budget-fraction= and budget-between=
@@ -28,7 +30,7 @@
 // BYTES: error: -remat-mark: budget-bytes must be positive
 // BUDGETOTHER: error: -remat-mark: budget-bytes=, budget-fraction= and budget-between= are options of policy=budget only
 // SAVEOTHER: error: -remat-mark: save-ops= and save-names= are options of policy=selective only
-// INFEASIBLE: error: -remat-mark: budget of 10 bytes is infeasible: the smallest peak the planner reached is 64 bytes (unmarked: 64 bytes)
+// INFEASIBLE: remat-mark-invalid.mlir:[[@LINE+2]]:1: error: -remat-mark: budget of 10 bytes is infeasible: the smallest peak the planner reached is 64 bytes (unmarked: 64 bytes)
 // DYNAMIC: dynamic-step.mlir:4:8: error: 'math.tanh' op result #0 of type 'tensor<?xf32>' has no static size; planning needs static shapes
 func.func @chain(%x: tensor<16xf32>) -> tensor<16xf32> {
   %a = math.tanh %x : tensor<16xf32>

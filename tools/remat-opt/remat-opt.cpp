@@ -29,8 +29,51 @@
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+/// Prints the diagnostics that have no location as command-line errors of
+/// remat-opt: they are about options (bad pass option values, checked when
+/// the pipeline is parsed or initialized), not about the input file. LLVM's
+/// option parser prints its own message, after which MLIR emits an empty
+/// error; that one is dropped.
+static mlir::LogicalResult printUnlocated(mlir::Diagnostic &diag) {
+  if (!llvm::isa<mlir::UnknownLoc>(diag.getLocation()))
+    return mlir::failure();
+  std::string message = diag.str();
+  if (message.empty())
+    return mlir::success();
+  switch (diag.getSeverity()) {
+  case mlir::DiagnosticSeverity::Error:
+    llvm::errs() << "remat-opt: error: ";
+    break;
+  case mlir::DiagnosticSeverity::Warning:
+    llvm::errs() << "remat-opt: warning: ";
+    break;
+  default:
+    llvm::errs() << "remat-opt: ";
+    break;
+  }
+  llvm::errs() << message << "\n";
+  return mlir::success();
+}
+
+/// Sets up the pass pipeline of `config` on `pm`'s context, with the
+/// unlocated diagnostics printed by printUnlocated from then on (for the
+/// rest of this input). Under -verify-diagnostics every diagnostic stays
+/// with the verifier, which reports unlocated ones as unexpected.
+static mlir::LogicalResult
+setupPipeline(const mlir::MlirOptMainConfig &config, mlir::PassManager &pm) {
+  if (!config.shouldVerifyDiagnostics())
+    pm.getContext()->getDiagEngine().registerHandler(printUnlocated);
+  return config.setupPassPipeline(pm);
+}
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
@@ -76,6 +119,34 @@ int main(int argc, char **argv) {
   mlir::registerGpuToLLVMConversionPass();
   mlir::registerGpuModuleToBinaryPass();
 
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "remat optimizer driver\n", registry));
+  llvm::InitLLVM init(argc, argv);
+  auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
+      argc, argv, "remat optimizer driver\n", registry);
+  mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
+  if (config.shouldShowDialects() || config.shouldListPasses())
+    return mlir::asMainReturnCode(
+        mlir::MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
+  mlir::MlirOptMainConfig pipeline = config;
+  config.setPassPipelineSetupFn([pipeline](mlir::PassManager &pm) {
+    return setupPipeline(pipeline, pm);
+  });
+
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      mlir::openInputFile(inputFilename, &error);
+  if (!input) {
+    llvm::errs() << "remat-opt: " << error << "\n";
+    return EXIT_FAILURE;
+  }
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(outputFilename, &error);
+  if (!output) {
+    llvm::errs() << "remat-opt: " << error << "\n";
+    return EXIT_FAILURE;
+  }
+  if (failed(mlir::MlirOptMain(output->os(), std::move(input), registry,
+                               config)))
+    return EXIT_FAILURE;
+  output->keep();
+  return EXIT_SUCCESS;
 }
