@@ -82,6 +82,12 @@ remat::computeMemoryProfile(FunctionOpInterface function) {
   BackwardOp backward = getBackwardOp(body);
   if (!backward)
     return function.emitOpError("has no 'remat.backward' to profile");
+  // The verifier of remat.backward keeps a step to one block; callers may
+  // profile unverified IR.
+  if (!body.hasOneBlock())
+    return function.emitOpError(
+        "has a body of more than one block; the memory profile needs a "
+        "single-block training step");
 
   // The schedule and each op's position in it.
   DenseMap<Operation *, int64_t> position;

@@ -28,10 +28,15 @@ def Remat_Dialect : Dialect {
       innermost segment, on a forward op: the op belongs to checkpoint segment
       N (nested segments for arrays). Values it defines that the backward
       needs are recomputed from the segment's inputs. Ops of a segment must
-      have statically shaped results, and the attribute is rejected inside
-      `remat.backward`.
-    * `remat.policy = "save"` or `"recompute"` on a forward op: selective
-      checkpointing; `save` keeps the op's results saved even inside a segment.
+      have statically shaped results. The attribute belongs on ops directly
+      in a function body: it is rejected inside `remat.backward`, on ops
+      nested in other regions (mark the enclosing `scf.for` or `scf.if`), and
+      on functions, modules and the backward op. The passes that read marks
+      (`-remat-checkpoint`, `-remat-mark`, `-remat-report`) reject marks in a
+      function without a backward region and on ops after it.
+    * `remat.policy = "save"` or `"recompute"` on a forward op of a segment
+      (with `remat.segment`, placed as it is): selective checkpointing;
+      `save` keeps the op's results saved even inside a segment.
     * `remat.name = "..."` on a forward op: a name for its value that selective
       policies can refer to (JAX's `checkpoint_name`).
     * `remat.rng_seed` (unit) on an `i64` function argument: the seed of the

@@ -43,6 +43,11 @@ def Remat_BackwardOp : Remat_Op<"backward", [
     gradients. A function holds at most one `remat.backward`, and no forward
     op may use a value defined inside it.
 
+    The op sits directly in the body of a `func.func` (the training step),
+    and that body is a single block: control flow inside a step is
+    structured (`scf.for`, `scf.if`), never branches between blocks. The
+    region's block has no arguments.
+
     ```mlir
     %gw = remat.backward {
       %t = linalg.transpose ins(%x : tensor<8x16xf32>)
