@@ -2,8 +2,10 @@
 //
 // Parses the input as MLIR and, when it parses and verifies, runs
 //   -remat-thread-rng, -remat-mark (a policy chosen by the input's hash),
-//   -remat-checkpoint, -remat-verify
-// with every diagnostic swallowed. Errors are fine; a crash, a sanitizer
+//   -remat-checkpoint, -remat-verify, -remat-report, -remat-outline
+// with every diagnostic swallowed. Control flow parses (cf branches between
+// blocks, scf loops and branches), so mutations reach multi-block bodies and
+// nested regions; fuzz/remat.dict gives libFuzzer their tokens. Errors are fine; a crash, a sanitizer
 // report, or a pass that leaves invalid IR behind (the pass manager verifies
 // after every pass and reports that as an error, which this target turns
 // into a trap when the passes themselves said nothing) is a bug.
@@ -14,9 +16,11 @@
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -39,8 +43,9 @@ static MLIRContext &context() {
   static MLIRContext *ctx = [] {
     DialectRegistry registry;
     registry.insert<remat::RematDialect, arith::ArithDialect,
-                    func::FuncDialect, linalg::LinalgDialect,
-                    math::MathDialect, tensor::TensorDialect>();
+                    cf::ControlFlowDialect, func::FuncDialect,
+                    linalg::LinalgDialect, math::MathDialect,
+                    scf::SCFDialect, tensor::TensorDialect>();
     auto *c = new MLIRContext(registry, MLIRContext::Threading::DISABLED);
     c->loadAllAvailableDialects();
     remat::registerRematPasses();
@@ -143,8 +148,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       "remat-mark{policy=budget budget-fraction=0.5}",
   };
   size_t which = llvm::hash_value(text) % std::size(marks);
-  std::string pipeline = std::string("builtin.module(func.func(remat-thread-rng,") +
-                         marks[which] + ",remat-checkpoint,remat-verify))";
+  std::string pipeline =
+      std::string("builtin.module(func.func(remat-thread-rng,") +
+      marks[which] +
+      ",remat-checkpoint,remat-verify),"
+      "remat-report{output-file=/dev/null},remat-outline)";
   PassManager pm(&ctx);
   if (failed(parsePassPipeline(pipeline, pm)))
     __builtin_trap(); // the pipeline above is ours: it must parse
