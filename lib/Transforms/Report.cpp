@@ -272,11 +272,16 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
                           total("static_peak_bytes"), total("arena_bytes"),
                           total("planned_buffers"),
                           total("arena_max_live_bytes"));
-      if (int64_t unplanned = total("unplanned_buffers"))
+      // Allocations the arena does not place (in loop bodies, say) count as
+      // if all were live at once: then the figure bounds the peak.
+      if (int64_t unplanned = total("unplanned_buffers")) {
         os << llvm::formatv("; {0} bytes in {1} allocations left to the "
-                            "allocator",
+                            "allocator, counted as live at once",
                             total("unplanned_bytes"), unplanned);
-      os << "): the heap peak of the generated code\n";
+        os << "): at least the heap peak of the generated code\n";
+      } else {
+        os << "): the heap peak of the generated code\n";
+      }
     } else {
       os << llvm::formatv("  static peak: {0} bytes (the model's: no memory "
                           "plan)\n",
