@@ -233,9 +233,9 @@ Value RngThreader::buildIterationBase(scf::ForOp loop, Value base,
     index = arith::TruncIOp::create(builder, loc, i64, index);
 
   uint64_t words = regionWords.lookup(&loop.getRegion());
-  Value offset = arith::MulIOp::create(
-      builder, loc, index,
-      arith::ConstantOp::create(builder, loc, builder.getI64IntegerAttr(words)));
+  Value wordsValue = arith::ConstantOp::create(
+      builder, loc, builder.getI64IntegerAttr(words));
+  Value offset = arith::MulIOp::create(builder, loc, index, wordsValue);
   if (start != 0)
     offset = arith::AddIOp::create(
         builder, loc, offset,

@@ -166,10 +166,23 @@ def RematVerifyPass : Pass<"remat-verify", "mlir::func::FuncOp"> {
     operand, or a constant equal to it (canonicalization hoists and merges
     constants). Random clones therefore use the same seed and offset as
     their originals. Otherwise the pass fails with an error on the clone and
-    a note at the original; a `remat.clone_of` without an original and two
-    ops with the same `remat.id` are errors too. Each clone is checked
-    locally (the clones it reads are checked in their own right), so the
-    pass is linear in the number of ops and operands.
+    a note at the original; two ops with the same `remat.id` are errors too.
+
+    Equal ops can still compute different values when they touch state, so
+    a clone (with the ops in its regions) must not draw from the stateful
+    generator (`remat.rng_uniform`: recomputed, it draws new numbers), write
+    or free memory other than what it allocates itself, or hold an op of
+    unknown effects (a call); and no op between its original and it (the
+    whole top-level op, when either is in a loop) may write or free what it
+    reads: memory of the same resource and, for buffers, the same
+    allocation, through views and barriers (function arguments may alias).
+    A clone whose original is gone (canonicalization erases a forward op
+    that only the backward read once the clone replaced it there) gets a
+    remark if it has no memory effects, since it computes the same wherever
+    it runs, and an error if it reads memory. Each clone is checked locally
+    (the clones it reads are checked in their own right), so the pass is
+    linear in the number of ops and operands, plus the ops between a
+    reading clone and its original.
   }];
 }
 
