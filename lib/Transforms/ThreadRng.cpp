@@ -83,7 +83,7 @@ public:
 private:
   FailureOr<uint64_t> countOp(Operation *op);
   Value buildOffset(OpBuilder &builder, Location loc, Value base,
-                    uint64_t start);
+                    uint64_t start, Attribute segment);
   Value buildIterationBase(scf::ForOp loop, Value base, uint64_t start);
 
   Value seed;
@@ -201,15 +201,22 @@ FailureOr<uint64_t> RngThreader::countOp(Operation *op) {
   return total;
 }
 
+/// Builds base + start. The ops join `segment` (the random op's, if any),
+/// so that recomputation clones them rather than saving the offset.
 Value RngThreader::buildOffset(OpBuilder &builder, Location loc, Value base,
-                               uint64_t start) {
+                               uint64_t start, Attribute segment) {
   if (base && start == 0)
     return base;
-  Value offset = arith::ConstantOp::create(builder, loc,
-                                           builder.getI64IntegerAttr(start));
-  if (base)
-    offset = arith::AddIOp::create(builder, loc, base, offset);
-  return offset;
+  auto constant = arith::ConstantOp::create(builder, loc,
+                                            builder.getI64IntegerAttr(start));
+  if (segment)
+    constant->setAttr(RematDialect::kSegmentAttrName, segment);
+  if (!base)
+    return constant;
+  auto sum = arith::AddIOp::create(builder, loc, base, constant);
+  if (segment)
+    sum->setAttr(RematDialect::kSegmentAttrName, segment);
+  return sum;
 }
 
 /// Builds, at the start of `loop`'s body, the first offset of the current
@@ -255,16 +262,14 @@ void RngThreader::threadRegion(Region &region, Value base, uint64_t start) {
     uint64_t words = it->second;
     if (auto random = dyn_cast<RngUniformOp>(op)) {
       rewriter.setInsertionPoint(random);
-      Value offset = buildOffset(rewriter, random.getLoc(), base, start);
-      // The offset joins the random op's segment, so that recomputation
-      // clones it rather than saving it.
-      if (Attribute segment = op.getAttr(RematDialect::kSegmentAttrName))
-        if (Operation *def = offset.getDefiningOp();
-            def && def->getBlock() == random->getBlock())
-          def->setAttr(RematDialect::kSegmentAttrName, segment);
+      Value offset =
+          buildOffset(rewriter, random.getLoc(), base, start,
+                      op.getAttr(RematDialect::kSegmentAttrName));
       auto philox = PhiloxUniformOp::create(rewriter, random.getLoc(),
                                             random.getType(), seed, offset);
       philox->setDiscardableAttrs(op.getDiscardableAttrDictionary());
+      // A later op may reuse the address of the erased one.
+      opWords.erase(it);
       rewriter.replaceOp(random, philox.getResult());
       ++numThreaded;
     } else if (auto loop = dyn_cast<scf::ForOp>(op)) {

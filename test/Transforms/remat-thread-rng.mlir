@@ -258,3 +258,51 @@ func.func @no_draws(%seed: i64 {remat.rng_seed}, %n: index, %x: tensor<4xf32>) -
   %u = remat.rng_uniform : tensor<4xf32>
   return %r, %u : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Checks that the offset ops of a random op in a loop that carries a
+// segment join it, the constant and the sum alike, and that a loop in the
+// backward region continues the forward's stream (8 + 3 * 8 = 32).
+// CHECK-LABEL: func.func @backward_loop(
+// CHECK-SAME:      %[[SEED:[^:]*]]: i64 {remat.rng_seed}
+// CHECK:         scf.for %[[I:[^ ]*]] =
+// CHECK-NEXT:      %[[II:.*]] = arith.index_castui %[[I]] : index to i64
+// CHECK-NEXT:      %[[W:.*]] = arith.constant 8 : i64
+// CHECK-NEXT:      %[[IW:.*]] = arith.muli %[[II]], %[[W]] : i64
+// CHECK-NEXT:      %[[S:.*]] = arith.constant 8 : i64
+// CHECK-NEXT:      %[[B:.*]] = arith.addi %[[IW]], %[[S]] : i64
+// CHECK-NEXT:      remat.philox_uniform %[[SEED]], %[[B]] : tensor<4xf32>
+// CHECK-NEXT:      %[[C4:.*]] = arith.constant {remat.segment = 3 : i64} 4 : i64
+// CHECK-NEXT:      %[[B4:.*]] = arith.addi %[[B]], %[[C4]] {remat.segment = 3 : i64} : i64
+// CHECK-NEXT:      remat.philox_uniform %[[SEED]], %[[B4]] {remat.segment = 3 : i64} : tensor<4xf32>
+// CHECK:         remat.backward
+// CHECK:           scf.for %[[J:[^ ]*]] =
+// CHECK-NEXT:        %[[JI:.*]] = arith.index_castui %[[J]] : index to i64
+// CHECK-NEXT:        %[[W4:.*]] = arith.constant 4 : i64
+// CHECK-NEXT:        %[[JW:.*]] = arith.muli %[[JI]], %[[W4]] : i64
+// CHECK-NEXT:        %[[S32:.*]] = arith.constant 32 : i64
+// CHECK-NEXT:        %[[BB:.*]] = arith.addi %[[JW]], %[[S32]] : i64
+// CHECK-NEXT:        remat.philox_uniform %[[SEED]], %[[BB]] : tensor<4xf32>
+func.func @backward_loop(%seed: i64 {remat.rng_seed}, %x: tensor<4xf32>) -> (tensor<8xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %a = remat.rng_uniform : tensor<8xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %f = scf.for %i = %c0 to %c3 step %c1 iter_args(%acc = %x) -> tensor<4xf32> {
+    %u = remat.rng_uniform : tensor<4xf32>
+    %v = remat.rng_uniform {remat.segment = 3 : i64} : tensor<4xf32>
+    %s = arith.addf %acc, %u : tensor<4xf32>
+    %t = arith.addf %s, %v : tensor<4xf32>
+    scf.yield %t : tensor<4xf32>
+  }
+  %g = remat.backward {
+    %r = scf.for %j = %c0 to %c3 step %c1 iter_args(%acc = %x) -> tensor<4xf32> {
+      %u = remat.rng_uniform : tensor<4xf32>
+      %s = arith.addf %acc, %u : tensor<4xf32>
+      scf.yield %s : tensor<4xf32>
+    }
+    remat.yield %r : tensor<4xf32>
+  } : tensor<4xf32>
+  return %a, %f, %g : tensor<8xf32>, tensor<4xf32>, tensor<4xf32>
+}
