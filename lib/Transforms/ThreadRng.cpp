@@ -155,7 +155,7 @@ FailureOr<uint64_t> RngThreader::countOp(Operation *op) {
   if (!holdsRandom)
     return 0;
 
-  // The first random op of the region, for the notes below.
+  // The first random op in `op`, for the notes below.
   auto firstRandom = [&]() -> Operation * {
     Operation *found = nullptr;
     op->walk<WalkOrder::PreOrder>([&](RngUniformOp random) {
