@@ -11,6 +11,8 @@
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace remat {
 #define GEN_PASS_DEF_REMATVERIFYPASS
@@ -93,6 +95,101 @@ std::string describeAttrDifference(Operation *copy,
   return text;
 }
 
+/// Returns the value whose memory `value` designates: through views and
+/// barriers (a barrier passes its inputs on unchanged).
+static Value getMemoryBase(Value value) {
+  while (true) {
+    if (auto view = value.getDefiningOp<ViewLikeOpInterface>()) {
+      value = view.getViewSource();
+      continue;
+    }
+    if (auto barrier = value.getDefiningOp<BarrierOp>()) {
+      value = barrier.getInputs()[cast<OpResult>(value).getResultNumber()];
+      continue;
+    }
+    return value;
+  }
+}
+
+/// Returns the op that allocates `base` (an op with an allocate effect on
+/// it), or null.
+static Operation *getAllocation(Value base) {
+  auto effects = base.getDefiningOp<MemoryEffectOpInterface>();
+  if (effects && effects.getEffectOnValue<MemoryEffects::Allocate>(base))
+    return effects;
+  return nullptr;
+}
+
+/// Returns true if the effects on `a` and `b` (null: the whole resource)
+/// may touch the same memory: unless both are distinct allocations.
+static bool mayAlias(Value a, Value b) {
+  if (!a || !b)
+    return true;
+  Value baseA = getMemoryBase(a), baseB = getMemoryBase(b);
+  if (baseA == baseB)
+    return true;
+  return !getAllocation(baseA) || !getAllocation(baseB);
+}
+
+/// Returns true if `effect` touches memory that `op` allocates itself (in
+/// its regions), which no other op can see.
+static bool isLocalTo(const MemoryEffects::EffectInstance &effect,
+                      Operation *op) {
+  Value value = effect.getValue();
+  if (!value)
+    return false;
+  Operation *allocation = getAllocation(getMemoryBase(value));
+  return allocation && allocation != op && op->isAncestor(allocation);
+}
+
+/// Appends the memory effects of `op` itself (not of the ops in its regions
+/// when they define its effects). Returns false if they are unknown.
+static bool getOwnEffects(Operation *op,
+                          SmallVectorImpl<MemoryEffects::EffectInstance> &out) {
+  if (auto effects = dyn_cast<MemoryEffectOpInterface>(op)) {
+    effects.getEffects(out);
+    return true;
+  }
+  return op->isRegistered() &&
+         op->hasTrait<OpTrait::HasRecursiveMemoryEffects>();
+}
+
+/// The memory effects a clone has on state outside itself.
+struct CloneEffects {
+  /// A nested op whose effects are unknown, if any.
+  Operation *unknown = nullptr;
+  /// A stateful random op, if any.
+  Operation *random = nullptr;
+  /// A write or free, if any.
+  std::optional<std::pair<Operation *, MemoryEffects::EffectInstance>> write;
+  /// The reads.
+  SmallVector<MemoryEffects::EffectInstance> reads;
+};
+
+static CloneEffects getCloneEffects(Operation *clone) {
+  CloneEffects result;
+  clone->walk([&](Operation *op) {
+    if (isa<RngUniformOp>(op) && !result.random)
+      result.random = op;
+    SmallVector<MemoryEffects::EffectInstance> effects;
+    if (!getOwnEffects(op, effects)) {
+      if (!result.unknown)
+        result.unknown = op;
+      return;
+    }
+    for (const MemoryEffects::EffectInstance &effect : effects) {
+      if (isa<MemoryEffects::Allocate>(effect.getEffect()) ||
+          isLocalTo(effect, clone))
+        continue;
+      if (isa<MemoryEffects::Read>(effect.getEffect()))
+        result.reads.push_back(effect);
+      else if (!result.write)
+        result.write = {op, effect};
+    }
+  });
+  return result;
+}
+
 /// Compares clones with their originals. Every check is local to one clone
 /// (an operand produced by another clone is equivalent if that clone's
 /// original produces the original operand; the other clone is checked in its
@@ -105,6 +202,12 @@ public:
   LogicalResult run();
 
 private:
+  LogicalResult checkEffects(Operation *copy, Operation *original,
+                             int64_t id);
+  std::pair<Operation *, const MemoryEffects::EffectInstance *>
+  findClobber(Operation *copy, Operation *original,
+              ArrayRef<MemoryEffects::EffectInstance> reads);
+  void numberOps(Operation *op);
   bool isEquivalent(Value copy, Value original);
   std::string compareOps(Operation *copy, Operation *original,
                          DenseMap<Value, Value> &inner);
@@ -114,7 +217,12 @@ private:
                              DenseMap<Value, Value> &inner);
 
   func::FuncOp function;
+  BackwardOp backward;
   DenseMap<int64_t, Operation *> originals;
+  /// The function's ops in program order (pre-order), numbered on demand:
+  /// the position of each op and of the last op nested in it.
+  std::vector<Operation *> order;
+  DenseMap<Operation *, std::pair<size_t, size_t>> positions;
   DenseMap<std::pair<Value, Value>, bool> equivalent;
 };
 
@@ -255,8 +363,133 @@ std::string CloneVerifier::compareRegions(Operation *copy, Operation *original,
   return text;
 }
 
+void CloneVerifier::numberOps(Operation *op) {
+  size_t first = order.size();
+  order.push_back(op);
+  for (Region &region : op->getRegions())
+    for (Block &block : region)
+      for (Operation &nested : block)
+        numberOps(&nested);
+  positions[op] = {first, order.size() - 1};
+}
+
+/// Returns an op that may write or free memory that one of `reads` reads,
+/// run after `original` and before `copy`, and that read; or nulls.
+/// Conservative: when either is in a loop, its whole top-level op counts
+/// (other iterations run the loop's other ops in between).
+std::pair<Operation *, const MemoryEffects::EffectInstance *>
+CloneVerifier::findClobber(Operation *copy, Operation *original,
+                           ArrayRef<MemoryEffects::EffectInstance> reads) {
+  if (order.empty())
+    numberOps(function);
+  auto topLevel = [](Operation *op, Block *block) {
+    while (op && op->getBlock() != block)
+      op = op->getParentOp();
+    return op;
+  };
+  Operation *forwardTop = topLevel(original, &function.getBody().front());
+  Operation *backwardTop = topLevel(copy, &backward.getBody().front());
+  if (!forwardTop || !backwardTop)
+    return {};
+
+  auto [copyFirst, copyLast] = positions.lookup(copy);
+  auto [originalFirst, originalLast] = positions.lookup(original);
+  size_t last = positions.lookup(backwardTop).second;
+  for (size_t i = positions.lookup(forwardTop).first; i <= last; ++i) {
+    if (i == copyFirst) {
+      i = copyLast;
+      continue;
+    }
+    if (i == originalFirst) {
+      i = originalLast;
+      continue;
+    }
+    Operation *op = order[i];
+    SmallVector<MemoryEffects::EffectInstance> effects;
+    if (!getOwnEffects(op, effects))
+      return {op, &reads.front()};
+    for (const MemoryEffects::EffectInstance &effect : effects) {
+      if (!isa<MemoryEffects::Write, MemoryEffects::Free>(effect.getEffect()))
+        continue;
+      for (const MemoryEffects::EffectInstance &read : reads)
+        if (read.getResource() == effect.getResource() &&
+            mayAlias(read.getValue(), effect.getValue()))
+          return {op, &read};
+    }
+  }
+  return {};
+}
+
+/// Checks that recomputing `copy` reads what `original` read and changes no
+/// state: no stateful random op, no write or free outside itself, no unknown
+/// effects, and no read that an op between the two may have clobbered.
+/// `original` is null when it is gone.
+LogicalResult CloneVerifier::checkEffects(Operation *copy, Operation *original,
+                                          int64_t id) {
+  CloneEffects effects = getCloneEffects(copy);
+  auto fail = [&](const Twine &message) {
+    InFlightDiagnostic diag = copy->emitOpError()
+                              << "is a recomputation ("
+                              << RematDialect::kCloneOfAttrName << " = " << id
+                              << ") that " << message;
+    if (original)
+      diag.attachNote(original->getLoc())
+          << "the original '" << original->getName() << "' is here";
+    return diag;
+  };
+  if (effects.random) {
+    InFlightDiagnostic diag = fail(
+        "draws from the stateful generator ('remat.rng_uniform'): it gets "
+        "the generator's next numbers, not those its original drew; run "
+        "-remat-thread-rng before -remat-checkpoint");
+    if (effects.random != copy)
+      diag.attachNote(effects.random->getLoc()) << "the random op is here";
+    return failure();
+  }
+  if (effects.unknown) {
+    InFlightDiagnostic diag = fail(
+        "holds '" + effects.unknown->getName().getStringRef() +
+        "', whose memory effects are unknown, so it may change state or read "
+        "what changed since its original ran");
+    if (effects.unknown != copy)
+      diag.attachNote(effects.unknown->getLoc()) << "the op is here";
+    return failure();
+  }
+  if (effects.write) {
+    auto &[writer, effect] = *effects.write;
+    StringRef kind =
+        isa<MemoryEffects::Free>(effect.getEffect()) ? "frees" : "writes";
+    InFlightDiagnostic diag =
+        fail(kind + " '" + effect.getResource()->getName() +
+             "' again after its original did");
+    if (writer != copy)
+      diag.attachNote(writer->getLoc()) << "the effect is here";
+    return failure();
+  }
+  if (effects.reads.empty())
+    return success();
+  if (!original) {
+    fail("reads '" + effects.reads.front().getResource()->getName() +
+         "' and its original is gone, so nothing shows that it reads what "
+         "the original read");
+    return failure();
+  }
+  auto [clobber, read] = findClobber(copy, original, effects.reads);
+  if (clobber) {
+    InFlightDiagnostic diag =
+        fail("reads '" + read->getResource()->getName() +
+             "', which may be written between its original and it, so it "
+             "may read a different value");
+    diag.attachNote(clobber->getLoc())
+        << "this '" << clobber->getName()
+        << "' may write what it reads";
+    return failure();
+  }
+  return success();
+}
+
 LogicalResult CloneVerifier::run() {
-  BackwardOp backward = getBackwardOp(function.getBody());
+  backward = getBackwardOp(function.getBody());
   bool failed = false;
 
   function.walk([&](Operation *op) {
@@ -282,11 +515,21 @@ LogicalResult CloneVerifier::run() {
     if (!id)
       return;
     Operation *original = originals.lookup(id.getInt());
-    if (!original) {
-      copy->emitOpError() << "has '" << RematDialect::kCloneOfAttrName
-                          << "' = " << id.getInt() << " but no op has '"
-                          << RematDialect::kIdAttrName << "' = " << id.getInt();
+    if (mlir::failed(checkEffects(copy, original, id.getInt()))) {
       failed = true;
+      return;
+    }
+    if (!original) {
+      // Canonicalization erases a forward op that only the backward read
+      // once its clone replaced it there. A clone free of effects computes
+      // the same from the same operands wherever it runs; there is nothing
+      // left to compare it with.
+      copy->emitRemark() << "has '" << RematDialect::kCloneOfAttrName
+                         << "' = " << id.getInt() << " but no op has '"
+                         << RematDialect::kIdAttrName << "' = " << id.getInt()
+                         << " (removed, e.g. as dead after recomputation): "
+                            "it has no memory effects; nothing to compare it "
+                            "with";
       return;
     }
     DenseMap<Value, Value> inner;

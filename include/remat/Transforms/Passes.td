@@ -18,8 +18,18 @@ def RematThreadRngPass : Pass<"remat-thread-rng", "mlir::func::FuncOp"> {
     random op's segment, so that recomputation clones it rather than saving
     it). Offsets are assigned in program order, forward then backward; each
     op reserves its element count rounded up to a multiple of 4, since
-    Philox4x32-10 yields four 32-bit words per counter, so no two ops share
-    random bits. The seed is the function argument marked
+    Philox4x32-10 yields four 32-bit words per counter, so no two draws
+    share random bits. A random op in an `scf.for` draws anew every
+    iteration: the offset is the loop's first offset plus `(iv - lb) /
+    step` times the words one iteration draws, computed at the start of the
+    body (nested loops add up), and the loop reserves its trip count times
+    that, so its bounds and step must be constants. The regions of
+    `scf.if`, `scf.index_switch` and `scf.execute_region` get consecutive
+    ranges, so two branches never share bits. A random op in any other
+    region (`scf.while`, with no iteration index) or in a region of several
+    blocks is an error, as is a step drawing more than 2^64 words. The
+    offsets are plain `arith` ops in the loop body, so a recomputed loop
+    draws the same numbers. The seed is the function argument marked
     `{remat.rng_seed}`, else the function's first `remat.rng_seed` op (moved
     to the entry of the function so that it dominates every use); a function
     with random ops and no seed is an error naming the first one. The
@@ -39,6 +49,16 @@ def RematThreadRngPass : Pass<"remat-thread-rng", "mlir::func::FuncOp"> {
       %u = remat.philox_uniform %seed, %c0 : tensor<3xf32>
       %c4 = arith.constant 4 : i64
       %v = remat.philox_uniform %seed, %c4 : tensor<2xf32>
+    ```
+    With `%v` drawn in a loop instead (from offset 4, 4 words an iteration):
+    ```mlir
+    scf.for %i = %c0 to %c8 step %c1 ... {
+      %n = arith.index_castui %i : index to i64
+      %c4w = arith.constant 4 : i64
+      %w = arith.muli %n, %c4w : i64
+      %c4 = arith.constant 4 : i64
+      %o = arith.addi %w, %c4 : i64
+      %v = remat.philox_uniform %seed, %o : tensor<2xf32>
     ```
   }];
   let dependentDialects = ["mlir::arith::ArithDialect"];
@@ -146,10 +166,23 @@ def RematVerifyPass : Pass<"remat-verify", "mlir::func::FuncOp"> {
     operand, or a constant equal to it (canonicalization hoists and merges
     constants). Random clones therefore use the same seed and offset as
     their originals. Otherwise the pass fails with an error on the clone and
-    a note at the original; a `remat.clone_of` without an original and two
-    ops with the same `remat.id` are errors too. Each clone is checked
-    locally (the clones it reads are checked in their own right), so the
-    pass is linear in the number of ops and operands.
+    a note at the original; two ops with the same `remat.id` are errors too.
+
+    Equal ops can still compute different values when they touch state, so
+    a clone (with the ops in its regions) must not draw from the stateful
+    generator (`remat.rng_uniform`: recomputed, it draws new numbers), write
+    or free memory other than what it allocates itself, or hold an op of
+    unknown effects (a call); and no op between its original and it (the
+    whole top-level op, when either is in a loop) may write or free what it
+    reads: memory of the same resource and, for buffers, the same
+    allocation, through views and barriers (function arguments may alias).
+    A clone whose original is gone (canonicalization erases a forward op
+    that only the backward read once the clone replaced it there) gets a
+    remark if it has no memory effects, since it computes the same wherever
+    it runs, and an error if it reads memory. Each clone is checked locally
+    (the clones it reads are checked in their own right), so the pass is
+    linear in the number of ops and operands, plus the ops between a
+    reading clone and its original.
   }];
 }
 
