@@ -261,9 +261,10 @@ func.func @no_draws(%seed: i64 {remat.rng_seed}, %n: index, %x: tensor<4xf32>) -
 
 // -----
 
-// Checks that the offset ops of a random op in a loop that carries a
-// segment join it, the constant and the sum alike, and that a loop in the
-// backward region continues the forward's stream (8 + 3 * 8 = 32).
+// Checks that the offset ops of random ops in a loop that carries a segment
+// are made inside the loop (so they are recomputed with it; marks belong on
+// the loop, not on the ops in its body), and that a loop in the backward
+// region continues the forward's stream (8 + 3 * 8 = 32).
 // CHECK-LABEL: func.func @backward_loop(
 // CHECK-SAME:      %[[SEED:[^:]*]]: i64 {remat.rng_seed}
 // CHECK:         scf.for %[[I:[^ ]*]] =
@@ -273,9 +274,10 @@ func.func @no_draws(%seed: i64 {remat.rng_seed}, %n: index, %x: tensor<4xf32>) -
 // CHECK-NEXT:      %[[S:.*]] = arith.constant 8 : i64
 // CHECK-NEXT:      %[[B:.*]] = arith.addi %[[IW]], %[[S]] : i64
 // CHECK-NEXT:      remat.philox_uniform %[[SEED]], %[[B]] : tensor<4xf32>
-// CHECK-NEXT:      %[[C4:.*]] = arith.constant {remat.segment = 3 : i64} 4 : i64
-// CHECK-NEXT:      %[[B4:.*]] = arith.addi %[[B]], %[[C4]] {remat.segment = 3 : i64} : i64
-// CHECK-NEXT:      remat.philox_uniform %[[SEED]], %[[B4]] {remat.segment = 3 : i64} : tensor<4xf32>
+// CHECK-NEXT:      %[[C4:.*]] = arith.constant 4 : i64
+// CHECK-NEXT:      %[[B4:.*]] = arith.addi %[[B]], %[[C4]] : i64
+// CHECK-NEXT:      remat.philox_uniform %[[SEED]], %[[B4]] : tensor<4xf32>
+// CHECK:         } {remat.segment = 3 : i64}
 // CHECK:         remat.backward
 // CHECK:           scf.for %[[J:[^ ]*]] =
 // CHECK-NEXT:        %[[JI:.*]] = arith.index_castui %[[J]] : index to i64
@@ -291,11 +293,11 @@ func.func @backward_loop(%seed: i64 {remat.rng_seed}, %x: tensor<4xf32>) -> (ten
   %c3 = arith.constant 3 : index
   %f = scf.for %i = %c0 to %c3 step %c1 iter_args(%acc = %x) -> tensor<4xf32> {
     %u = remat.rng_uniform : tensor<4xf32>
-    %v = remat.rng_uniform {remat.segment = 3 : i64} : tensor<4xf32>
+    %v = remat.rng_uniform : tensor<4xf32>
     %s = arith.addf %acc, %u : tensor<4xf32>
     %t = arith.addf %s, %v : tensor<4xf32>
     scf.yield %t : tensor<4xf32>
-  }
+  } {remat.segment = 3 : i64}
   %g = remat.backward {
     %r = scf.for %j = %c0 to %c3 step %c1 iter_args(%acc = %x) -> tensor<4xf32> {
       %u = remat.rng_uniform : tensor<4xf32>
