@@ -68,6 +68,22 @@ bool remat::isInBackwardRegion(Operation *op) {
   return op->getParentOfType<BackwardOp>() != nullptr;
 }
 
+bool remat::exceedsMaxTensorBytes(Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped || !shaped.hasStaticShape())
+    return false;
+  uint64_t elements = 1;
+  for (int64_t dim : shaped.getShape()) {
+    if (dim != 0 && elements > kMaxTensorBytes / uint64_t(dim))
+      return true;
+    elements *= uint64_t(dim);
+  }
+  Type element = shaped.getElementType();
+  uint64_t width =
+      element.isIntOrFloat() ? (element.getIntOrFloatBitWidth() + 7) / 8 : 8;
+  return elements * width > kMaxTensorBytes;
+}
+
 //===----------------------------------------------------------------------===//
 // BackwardOp
 //===----------------------------------------------------------------------===//
@@ -102,21 +118,7 @@ LogicalResult BackwardOp::verify() {
 
   // remat prices every tensor of a step in int64 bytes: absurd sizes (and
   // element counts that overflow int64) are errors, not wrapped prices.
-  auto tooLarge = [](Type type) {
-    auto shaped = dyn_cast<ShapedType>(type);
-    if (!shaped || !shaped.hasStaticShape())
-      return false;
-    uint64_t elements = 1;
-    for (int64_t dim : shaped.getShape()) {
-      if (dim != 0 && elements > kMaxTensorBytes / uint64_t(dim))
-        return true;
-      elements *= uint64_t(dim);
-    }
-    Type element = shaped.getElementType();
-    uint64_t width =
-        element.isIntOrFloat() ? (element.getIntOrFloatBitWidth() + 7) / 8 : 8;
-    return elements * width > kMaxTensorBytes;
-  };
+  auto tooLarge = [](Type type) { return exceedsMaxTensorBytes(type); };
   auto diagnoseSize = [&](Location loc, Type type, Twine what) {
     InFlightDiagnostic diag = mlir::emitError(loc)
                               << what << " has the type " << type
