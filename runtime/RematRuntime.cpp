@@ -12,7 +12,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <optional>
 
@@ -32,16 +35,36 @@ Allocator &getAllocator() {
   return allocator;
 }
 
+/// Generated code dereferences what the allocator returns without a check:
+/// a failed allocation ends the process with a message rather than handing
+/// it a null buffer.
+[[noreturn]] void failAllocation(size_t size, size_t alignment,
+                                 const char *reason) {
+  std::fprintf(stderr,
+               "remat runtime: error: cannot allocate %zu bytes (aligned to "
+               "%zu) for a buffer of the step: %s\n",
+               size, alignment, reason);
+  std::fflush(stderr);
+  std::exit(kAllocationFailureExitCode);
+}
+
 } // namespace
 
 extern "C" void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
                                                    size_t size) {
   void *ptr = nullptr;
   alignment = std::max(alignment, kAlignment);
+  if ((alignment & (alignment - 1)) != 0)
+    failAllocation(size, alignment, "the alignment is not a power of two");
+  // No object may be larger than PTRDIFF_MAX; sizes near SIZE_MAX would
+  // also wrap when rounded up to the alignment.
+  if (alignment > size_t(PTRDIFF_MAX) ||
+      size > size_t(PTRDIFF_MAX) - alignment)
+    failAllocation(size, alignment, "larger than any object can be");
   size_t rounded = std::max<size_t>(alignment, (size + alignment - 1) /
                                                    alignment * alignment);
-  if (posix_memalign(&ptr, alignment, rounded) != 0)
-    return nullptr;
+  if (int error = posix_memalign(&ptr, alignment, rounded))
+    failAllocation(size, alignment, std::strerror(error));
   Allocator &allocator = getAllocator();
   std::lock_guard<std::mutex> lock(allocator.mutex);
   allocator.counter.allocated(ptr, size);

@@ -18,9 +18,12 @@
 
 extern "C" {
 
-/// Heap allocation of generated code: 64-byte aligned, counted.
+/// Heap allocation of generated code: 64-byte aligned, counted. Never
+/// returns null: when the memory cannot be had it prints the bytes requested
+/// to stderr and exits with remat::runtime::kAllocationFailureExitCode.
 void *_mlir_memref_to_llvm_alloc(size_t size);
-/// Heap allocation with an explicit alignment (a power of two), counted.
+/// Heap allocation with an explicit alignment (a power of two), counted;
+/// fails as _mlir_memref_to_llvm_alloc does.
 void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size);
 /// Frees what _mlir_memref_to_llvm_alloc returned; null is ignored.
 void _mlir_memref_to_llvm_free(void *ptr);
