@@ -35,6 +35,9 @@ Allocator &getAllocator() {
   return allocator;
 }
 
+/// The seed of the step's generator, which remat.rng_seed reads.
+std::atomic<int64_t> rngSeed{0};
+
 /// Generated code dereferences what the allocator returns without a check:
 /// a failed allocation ends the process with a message rather than handing
 /// it a null buffer.
@@ -74,6 +77,8 @@ extern "C" void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
 extern "C" void *_mlir_memref_to_llvm_alloc(size_t size) {
   return _mlir_memref_to_llvm_aligned_alloc(kAlignment, size);
 }
+
+extern "C" int64_t remat_rng_seed() { return rngSeed.load(); }
 
 extern "C" void _mlir_memref_to_llvm_free(void *ptr) {
   if (!ptr)
@@ -177,6 +182,10 @@ void remat::runtime::setBlasThreads(int threads) {
   openblas_set_num_threads(threads);
 }
 
+void remat::runtime::setRngSeed(uint64_t seed) {
+  rngSeed.store(static_cast<int64_t>(seed));
+}
+
 const Symbol *remat::runtime::getSymbols(size_t &count) {
   static const Symbol symbols[] = {
       {"_mlir_memref_to_llvm_alloc",
@@ -185,6 +194,7 @@ const Symbol *remat::runtime::getSymbols(size_t &count) {
        reinterpret_cast<void *>(&_mlir_memref_to_llvm_aligned_alloc)},
       {"_mlir_memref_to_llvm_free",
        reinterpret_cast<void *>(&_mlir_memref_to_llvm_free)},
+      {"remat_rng_seed", reinterpret_cast<void *>(&remat_rng_seed)},
       {"_mlir_ciface_remat_matmul_f32",
        reinterpret_cast<void *>(&_mlir_ciface_remat_matmul_f32)},
       {"_mlir_ciface_remat_batch_matmul_f32",

@@ -28,6 +28,10 @@ void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size);
 /// Frees what _mlir_memref_to_llvm_alloc returned; null is ignored.
 void _mlir_memref_to_llvm_free(void *ptr);
 
+/// The seed of the step's random number generator (remat.rng_seed lowers to
+/// a call of it); 0 until the host sets it with remat::runtime::setRngSeed.
+int64_t remat_rng_seed(void);
+
 /// C += A * B on f32 matrices (linalg.matmul), through cblas_sgemm when the
 /// innermost strides are 1, else through a plain loop nest.
 void _mlir_ciface_remat_matmul_f32(StridedMemRefType<float, 2> *a,
@@ -50,6 +54,8 @@ void resetAllocStats();
 bool isLiveAllocation(const void *ptr);
 /// Sets the number of BLAS threads.
 void setBlasThreads(int threads);
+/// Sets the seed of the step's generator that remat_rng_seed returns.
+void setRngSeed(uint64_t seed);
 
 /// Name and address of every runtime function generated code may call, for
 /// a JIT's symbol map.

@@ -2,7 +2,7 @@
 //
 // Checks that the allocator generated code calls counts what it hands out
 // and ends the process with a message, never a null pointer, when a buffer
-// cannot be had.
+// cannot be had; and the generator seed that remat.rng_seed reads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,6 +72,16 @@ TEST(AllocatorDeathTest, AlignmentNotAPowerOfTwoExits) {
               testing::ExitedWithCode(kAllocationFailureExitCode),
               "cannot allocate 8 bytes \\(aligned to 96\\) for a buffer of "
               "the step: the alignment is not a power of two");
+}
+
+TEST(RngSeedTest, HostSetsTheGeneratorSeed) {
+  setRngSeed(0);
+  EXPECT_EQ(remat_rng_seed(), 0);
+  setRngSeed(42);
+  EXPECT_EQ(remat_rng_seed(), 42);
+  setRngSeed(UINT64_MAX);
+  EXPECT_EQ(remat_rng_seed(), -1);
+  setRngSeed(0);
 }
 
 } // namespace
