@@ -57,7 +57,14 @@ TEST(AllocatorDeathTest, SizeAbovePtrdiffMaxExits) {
 
 // AddressSanitizer's allocator reports such a size itself unless
 // ASAN_OPTIONS has allocator_may_return_null=1.
-#if !defined(__has_feature) || !__has_feature(address_sanitizer)
+#if defined(__SANITIZE_ADDRESS__)
+#define REMAT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define REMAT_ASAN 1
+#endif
+#endif
+#ifndef REMAT_ASAN
 TEST(AllocatorDeathTest, FailedAllocationExits) {
   // 2^62 bytes: no address space holds it, whatever the overcommit policy.
   EXPECT_EXIT(_mlir_memref_to_llvm_alloc(size_t(1) << 62),
