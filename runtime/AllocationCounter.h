@@ -15,6 +15,10 @@
 
 namespace remat::runtime {
 
+/// Exit status of a process whose generated code could not allocate a
+/// buffer, on either target: remat-run's status for a step too large to run.
+constexpr int kAllocationFailureExitCode = 2;
+
 /// Counters of an allocator since the last reset.
 struct AllocStats {
   int64_t liveBytes = 0;      ///< bytes allocated and not yet freed

@@ -219,8 +219,17 @@ void synchronizeStream(State &state) {
 void *allocate(size_t size, bool counted) {
   State &state = getInitializedState();
   CUdeviceptr ptr = 0;
-  REMAT_CHECK(state.api.cuMemAllocManaged(&ptr, std::max<size_t>(size, 1),
-                                          CU_MEM_ATTACH_GLOBAL));
+  CUresult result = state.api.cuMemAllocManaged(&ptr, std::max<size_t>(size, 1),
+                                                CU_MEM_ATTACH_GLOBAL);
+  if (result == CUDA_ERROR_OUT_OF_MEMORY) {
+    std::fprintf(stderr,
+                 "remat cuda runtime: error: cannot allocate %zu bytes of "
+                 "managed memory: %s\n",
+                 size, errorName(result).c_str());
+    std::fflush(stderr);
+    std::exit(remat::runtime::kAllocationFailureExitCode);
+  }
+  check(result, "cuMemAllocManaged");
   void *address = reinterpret_cast<void *>(ptr);
   if (counted) {
     std::lock_guard<std::mutex> lock(state.mutex);

@@ -12,7 +12,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <optional>
 
@@ -32,16 +35,39 @@ Allocator &getAllocator() {
   return allocator;
 }
 
+/// The seed of the step's generator, which remat.rng_seed reads.
+std::atomic<int64_t> rngSeed{0};
+
+/// Generated code dereferences what the allocator returns without a check:
+/// a failed allocation ends the process with a message rather than handing
+/// it a null buffer.
+[[noreturn]] void failAllocation(size_t size, size_t alignment,
+                                 const char *reason) {
+  std::fprintf(stderr,
+               "remat runtime: error: cannot allocate %zu bytes (aligned to "
+               "%zu) for a buffer of the step: %s\n",
+               size, alignment, reason);
+  std::fflush(stderr);
+  std::exit(kAllocationFailureExitCode);
+}
+
 } // namespace
 
 extern "C" void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
                                                    size_t size) {
   void *ptr = nullptr;
   alignment = std::max(alignment, kAlignment);
+  if ((alignment & (alignment - 1)) != 0)
+    failAllocation(size, alignment, "the alignment is not a power of two");
+  // No object may be larger than PTRDIFF_MAX; sizes near SIZE_MAX would
+  // also wrap when rounded up to the alignment.
+  if (alignment > size_t(PTRDIFF_MAX) ||
+      size > size_t(PTRDIFF_MAX) - alignment)
+    failAllocation(size, alignment, "larger than any object can be");
   size_t rounded = std::max<size_t>(alignment, (size + alignment - 1) /
                                                    alignment * alignment);
-  if (posix_memalign(&ptr, alignment, rounded) != 0)
-    return nullptr;
+  if (int error = posix_memalign(&ptr, alignment, rounded))
+    failAllocation(size, alignment, std::strerror(error));
   Allocator &allocator = getAllocator();
   std::lock_guard<std::mutex> lock(allocator.mutex);
   allocator.counter.allocated(ptr, size);
@@ -51,6 +77,8 @@ extern "C" void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
 extern "C" void *_mlir_memref_to_llvm_alloc(size_t size) {
   return _mlir_memref_to_llvm_aligned_alloc(kAlignment, size);
 }
+
+extern "C" int64_t remat_rng_seed() { return rngSeed.load(); }
 
 extern "C" void _mlir_memref_to_llvm_free(void *ptr) {
   if (!ptr)
@@ -154,6 +182,10 @@ void remat::runtime::setBlasThreads(int threads) {
   openblas_set_num_threads(threads);
 }
 
+void remat::runtime::setRngSeed(uint64_t seed) {
+  rngSeed.store(static_cast<int64_t>(seed));
+}
+
 const Symbol *remat::runtime::getSymbols(size_t &count) {
   static const Symbol symbols[] = {
       {"_mlir_memref_to_llvm_alloc",
@@ -162,6 +194,7 @@ const Symbol *remat::runtime::getSymbols(size_t &count) {
        reinterpret_cast<void *>(&_mlir_memref_to_llvm_aligned_alloc)},
       {"_mlir_memref_to_llvm_free",
        reinterpret_cast<void *>(&_mlir_memref_to_llvm_free)},
+      {"remat_rng_seed", reinterpret_cast<void *>(&remat_rng_seed)},
       {"_mlir_ciface_remat_matmul_f32",
        reinterpret_cast<void *>(&_mlir_ciface_remat_matmul_f32)},
       {"_mlir_ciface_remat_batch_matmul_f32",

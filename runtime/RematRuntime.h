@@ -18,12 +18,19 @@
 
 extern "C" {
 
-/// Heap allocation of generated code: 64-byte aligned, counted.
+/// Heap allocation of generated code: 64-byte aligned, counted. Never
+/// returns null: when the memory cannot be had it prints the bytes requested
+/// to stderr and exits with remat::runtime::kAllocationFailureExitCode.
 void *_mlir_memref_to_llvm_alloc(size_t size);
-/// Heap allocation with an explicit alignment (a power of two), counted.
+/// Heap allocation with an explicit alignment (a power of two), counted;
+/// fails as _mlir_memref_to_llvm_alloc does.
 void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size);
 /// Frees what _mlir_memref_to_llvm_alloc returned; null is ignored.
 void _mlir_memref_to_llvm_free(void *ptr);
+
+/// The seed of the step's random number generator (remat.rng_seed lowers to
+/// a call of it); 0 until the host sets it with remat::runtime::setRngSeed.
+int64_t remat_rng_seed(void);
 
 /// C += A * B on f32 matrices (linalg.matmul), through cblas_sgemm when the
 /// innermost strides are 1, else through a plain loop nest.
@@ -47,6 +54,8 @@ void resetAllocStats();
 bool isLiveAllocation(const void *ptr);
 /// Sets the number of BLAS threads.
 void setBlasThreads(int threads);
+/// Sets the seed of the step's generator that remat_rng_seed returns.
+void setRngSeed(uint64_t seed);
 
 /// Name and address of every runtime function generated code may call, for
 /// a JIT's symbol map.

@@ -8,6 +8,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -47,28 +48,39 @@ Expected<NpyArray> remat::readNpy(StringRef path) {
   if (!file)
     return npyError(path, "cannot read: " + file.getError().message());
   StringRef bytes = (*file)->getBuffer();
-  if (bytes.size() < kMagicSize + 4 ||
-      bytes.take_front(kMagicSize) != StringRef(kMagic, kMagicSize))
+  if (!bytes.starts_with(StringRef(kMagic, kMagicSize)))
     return npyError(path, "not a .npy file (bad magic)");
 
-  uint8_t major = bytes[kMagicSize];
-  size_t headerLength, headerStart;
-  if (major == 1) {
-    headerLength = uint8_t(bytes[8]) | uint8_t(bytes[9]) << 8;
-    headerStart = 10;
-  } else if (major == 2 || major == 3) {
-    if (bytes.size() < 12)
-      return npyError(path, "truncated header");
-    headerLength = uint32_t(uint8_t(bytes[8])) |
-                   uint32_t(uint8_t(bytes[9])) << 8 |
-                   uint32_t(uint8_t(bytes[10])) << 16 |
-                   uint32_t(uint8_t(bytes[11])) << 24;
-    headerStart = 12;
-  } else {
-    return npyError(path, "unsupported .npy version " + Twine(major));
-  }
-  if (bytes.size() < headerStart + headerLength)
-    return npyError(path, "truncated header");
+  // Magic, major and minor version, then the header's length: 2 bytes
+  // (version 1) or 4 (versions 2 and 3), little-endian.
+  if (bytes.size() < kMagicSize + 2)
+    return npyError(path, "truncated header: the file ends after " +
+                              Twine(bytes.size()) +
+                              " bytes, inside the format version");
+  unsigned major = uint8_t(bytes[kMagicSize]);
+  unsigned minor = uint8_t(bytes[kMagicSize + 1]);
+  size_t lengthSize;
+  if (major == 1)
+    lengthSize = 2;
+  else if (major == 2 || major == 3)
+    lengthSize = 4;
+  else
+    return npyError(path, "unsupported .npy format version " + Twine(major) +
+                              "." + Twine(minor) +
+                              " (remat-run reads versions 1, 2 and 3)");
+  size_t headerStart = kMagicSize + 2 + lengthSize;
+  if (bytes.size() < headerStart)
+    return npyError(path, "truncated header: the file ends after " +
+                              Twine(bytes.size()) +
+                              " bytes, inside the header length");
+  uint64_t headerLength = 0;
+  for (size_t i = 0; i < lengthSize; ++i)
+    headerLength |= uint64_t(uint8_t(bytes[kMagicSize + 2 + i])) << (8 * i);
+  if (bytes.size() - headerStart < headerLength)
+    return npyError(path, "truncated header: it should take " +
+                              Twine(headerLength) + " bytes, the file has " +
+                              Twine(bytes.size() - headerStart) +
+                              " after the header length");
   StringRef header = bytes.substr(headerStart, headerLength);
 
   NpyArray array;
@@ -77,33 +89,59 @@ Expected<NpyArray> remat::readNpy(StringRef path) {
   std::optional<StringRef> shape = findValue(header, "shape");
   if (!descr || !order || !shape)
     return npyError(path, "header lacks descr, fortran_order or shape");
+  if (*order == "True")
+    return npyError(path, "Fortran-order (column-major) arrays are not "
+                          "supported; save a C-order copy "
+                          "(numpy.ascontiguousarray)");
   if (*order != "False")
-    return npyError(path, "Fortran-order arrays are not supported");
-  array.dtype = descr->trim("'\"").str();
-  if (array.dtype.size() < 3 ||
-      (array.dtype[0] != '<' && array.dtype[0] != '|'))
-    return npyError(path, "dtype '" + array.dtype +
-                              "' is not little-endian or byte-sized");
+    return npyError(path, "bad fortran_order " + *order);
 
+  // The byte order, a kind letter, the size in bytes: "<f4", "|b1".
+  array.dtype = descr->trim("'\"").str();
+  StringRef dtype = array.dtype;
+  int64_t elementSize;
+  if (dtype.size() < 3 || !StringRef("<>|").contains(dtype[0]) ||
+      !isAlpha(dtype[1]) || dtype.drop_front(2).getAsInteger(10, elementSize) ||
+      elementSize <= 0)
+    return npyError(path, "bad dtype '" + dtype + "'");
+  if (dtype[0] == '>')
+    return npyError(path, "dtype '" + dtype +
+                              "' is big-endian; remat-run reads little-endian "
+                              "('<') data");
+
+  StringRef dimsText = *shape;
+  if (!dimsText.consume_front("(") || !dimsText.consume_back(")"))
+    return npyError(path, "bad shape " + *shape);
   SmallVector<StringRef> dims;
-  shape->trim("()").split(dims, ',', -1, /*KeepEmpty=*/false);
+  dimsText.split(dims, ',', -1, /*KeepEmpty=*/false);
   int64_t elements = 1;
   for (StringRef dim : dims) {
     int64_t size;
     if (dim.trim().getAsInteger(10, size) || size < 0)
       return npyError(path, "bad shape " + *shape);
     array.shape.push_back(size);
-    elements *= size;
+    if (MulOverflow(elements, size, elements))
+      return npyError(path, "shape " + *shape +
+                                " has more elements than int64 counts");
   }
-  int64_t elementSize;
-  if (StringRef(array.dtype).drop_front(2).getAsInteger(10, elementSize))
-    return npyError(path, "bad dtype '" + array.dtype + "'");
+  int64_t dataBytes;
+  if (MulOverflow(elements, elementSize, dataBytes))
+    return npyError(path, "shape " + *shape + " of dtype '" + dtype +
+                              "' has more bytes than int64 counts");
 
   StringRef payload = bytes.drop_front(headerStart + headerLength);
-  if (static_cast<int64_t>(payload.size()) != elements * elementSize)
+  if (static_cast<uint64_t>(payload.size()) != uint64_t(dataBytes))
     return npyError(path, "holds " + Twine(payload.size()) +
                               " bytes of data, the header says " +
-                              Twine(elements * elementSize));
+                              Twine(dataBytes));
+  // Generated code loads booleans as i1, which is undefined for bytes other
+  // than 0 and 1.
+  if (dtype == "|b1")
+    for (size_t i = 0; i < payload.size(); ++i)
+      if (uint8_t(payload[i]) > 1)
+        return npyError(
+            path, "element " + Twine(i) + " of the boolean array is the byte " +
+                      Twine(unsigned(uint8_t(payload[i]))) + ", not 0 or 1");
   array.data.assign(payload.bytes_begin(), payload.bytes_end());
   return array;
 }

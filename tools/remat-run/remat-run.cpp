@@ -17,6 +17,7 @@
 
 #include "remat/Conversion/InitLowering.h"
 #include "remat/Conversion/Passes.h"
+#include "remat/Dialect/Remat/IR/RematOps.h"
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -45,6 +46,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <limits>
+#include <new>
 
 using namespace mlir;
 using namespace remat;
@@ -77,9 +80,27 @@ cl::opt<std::string> compareFile(
     cl::desc("Run this other step on the same inputs; exit 1 unless every "
              "output is bit-identical"),
     cl::cat(category));
-bool printStats = false;
+// `--stats`, `--threads` and `--rng-seed` share their names with options
+// LLVM's libraries register globally; they are registered under these
+// names and take theirs in claimOptionNames.
+cl::opt<bool> printStats(
+    "remat-run-stats",
+    cl::desc("Print peak_bytes, allocated_bytes, alloc_count and wall_ms "
+             "(median of --repeat runs) as one JSON line; with --target cuda "
+             "the device allocator's and kernel_ms, time in kernels and "
+             "cuBLAS"),
+    cl::cat(category));
+cl::opt<unsigned>
+    threads("remat-run-threads",
+            cl::desc("Threads of the BLAS (loops run on one thread)"),
+            cl::init(1), cl::value_desc("N"), cl::cat(category));
 cl::opt<unsigned> repeat("repeat", cl::desc("Runs to take the median time of"),
                          cl::init(1), cl::cat(category));
+cl::opt<uint64_t> rngSeed(
+    "remat-run-rng-seed",
+    cl::desc("Seed of the step's generator, which 'remat.rng_seed' reads "
+             "(default: the --random-inputs seed, else 0)"),
+    cl::cat(category));
 cl::opt<bool> noBlas("no-blas", cl::desc("Lower matmuls to loops, not BLAS"),
                      cl::cat(category));
 cl::opt<bool> noArena(
@@ -102,7 +123,8 @@ cl::opt<int> device("device", cl::desc("CUDA device to run on (--target cuda)"),
                     cl::init(0), cl::cat(category));
 
 /// Exit codes: 1 for a failed comparison or a step that does not compile,
-/// 2 for bad usage or inputs.
+/// 2 for bad usage or inputs (command line, files, a step too large to
+/// run).
 constexpr int kExitMismatch = 1;
 constexpr int kExitUsage = 2;
 
@@ -114,6 +136,9 @@ constexpr int kExitUsage = 2;
 //===----------------------------------------------------------------------===//
 // Value layouts
 //===----------------------------------------------------------------------===//
+
+/// The largest rank of a tensor result whose descriptor remat-run reads.
+constexpr int64_t kMaxResultRank = 8;
 
 /// How one argument or result of the entry function is laid out: a ranked
 /// tensor (a memref descriptor at the C interface) or a scalar.
@@ -221,6 +246,49 @@ double elementAsDouble(const ValueSpec &spec, const uint8_t *bytes,
 // Compiling
 //===----------------------------------------------------------------------===//
 
+/// Emits an error at the first tensor, memref or vector of more than 1 TiB
+/// in `module`: arguments and results of every function (callees and
+/// declarations too), block arguments and op results. The dialect's verifier
+/// checks only functions with a `remat.backward`; lowering any other absurd
+/// size would end in a failed allocation or wrapped index arithmetic.
+LogicalResult checkTensorSizes(ModuleOp module) {
+  auto diagnose = [](Location loc, Type type, const Twine &what) {
+    mlir::emitError(loc) << what << " has the type " << type
+                         << " of more than 2^40 bytes (1 TiB); remat-run "
+                            "rejects tensors of absurd sizes";
+    return WalkResult::interrupt();
+  };
+  WalkResult walk = module->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (auto function = dyn_cast<FunctionOpInterface>(op)) {
+      std::string name = ("@" + function.getName()).str();
+      for (auto [i, type] : llvm::enumerate(function.getArgumentTypes()))
+        if (exceedsMaxTensorBytes(type))
+          return diagnose(function.isExternal()
+                              ? op->getLoc()
+                              : function.getArgument(i).getLoc(),
+                          type, "argument #" + Twine(i) + " of " + name);
+      for (auto [i, type] : llvm::enumerate(function.getResultTypes()))
+        if (exceedsMaxTensorBytes(type))
+          return diagnose(op->getLoc(), type,
+                          "result #" + Twine(i) + " of " + name);
+    }
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          if (exceedsMaxTensorBytes(arg.getType()))
+            return diagnose(arg.getLoc(), arg.getType(),
+                            "block argument #" + Twine(arg.getArgNumber()) +
+                                " of '" + op->getName().getStringRef() + "'");
+    for (OpResult result : op->getResults())
+      if (exceedsMaxTensorBytes(result.getType()))
+        return diagnose(op->getLoc(), result.getType(),
+                        "'" + op->getName().getStringRef() + "' result #" +
+                            Twine(result.getResultNumber()));
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 struct Program {
   std::string path;
   std::unique_ptr<ExecutionEngine> engine;
@@ -244,8 +312,8 @@ Program compile(MLIRContext &context, StringRef path) {
   sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!module)
-    std::exit(kExitMismatch);
+  if (!module || failed(checkTensorSizes(*module)))
+    std::exit(kExitUsage);
 
   auto function = module->lookupSymbol<func::FuncOp>(entry);
   if (!function || function.isExternal())
@@ -263,6 +331,11 @@ Program compile(MLIRContext &context, StringRef path) {
     if (!spec)
       fail(kExitUsage, "result #" + Twine(i) + " of @" + entry +
                            " has unsupported type " + describe(type));
+    if (spec->shape.size() > kMaxResultRank)
+      fail(kExitUsage, "result #" + Twine(i) + " of @" + entry + " has rank " +
+                           Twine(spec->shape.size()) +
+                           "; results of rank above " + Twine(kMaxResultRank) +
+                           " are not supported");
     program.results.push_back(*spec);
   }
   program.resultThroughPointer =
@@ -554,10 +627,8 @@ RunResult runOnce(Program &program, const std::vector<NpyArray> &inputs) {
     if (!spec.isTensor) {
       std::memcpy(array.data.data(), slot, spec.elementSize);
     } else {
-      int64_t desc[3 + 2 * 8];
+      int64_t desc[3 + 2 * kMaxResultRank];
       int64_t rank = spec.shape.size();
-      if (rank > 8)
-        fail(kExitUsage, "results of rank above 8 are not supported");
       std::memcpy(desc, slot, 8 * (3 + 2 * rank));
       auto *allocated = reinterpret_cast<void *>(desc[0]);
       auto *data = reinterpret_cast<const uint8_t *>(desc[1]);
@@ -587,10 +658,9 @@ RunResult runOnce(Program &program, const std::vector<NpyArray> &inputs) {
 }
 
 RunResult run(Program &program, const std::vector<NpyArray> &inputs) {
-  unsigned runs = std::max(1u, unsigned(repeat));
   RunResult first = runOnce(program, inputs);
   std::vector<double> times = {first.wallMs}, kernelTimes = {first.kernelMs};
-  for (unsigned i = 1; i < runs; ++i) {
+  for (unsigned i = 1; i < repeat; ++i) {
     RunResult next = runOnce(program, inputs);
     times.push_back(next.wallMs);
     kernelTimes.push_back(next.kernelMs);
@@ -609,7 +679,7 @@ void printStatsLine(const Program &program, const RunResult &result) {
       {"allocated_bytes", result.stats.allocatedBytes},
       {"alloc_count", result.stats.allocCount},
       {"wall_ms", result.wallMs},
-      {"repeat", int64_t(std::max(1u, unsigned(repeat)))},
+      {"repeat", int64_t(repeat)},
   };
   if (target == Target::CUDA) {
     line["target"] = "cuda";
@@ -648,63 +718,64 @@ bool compareOutputs(const Program &a, const RunResult &ra, const Program &b,
   return identical;
 }
 
-/// Takes `--NAME`, `--NAME VALUE` or `--NAME=VALUE` out of `args` and
-/// returns its value ("" for a bare flag). remat-run's `--threads` and
-/// `--stats` share their names with options that LLVM's libraries register
-/// globally, so they are read before LLVM's parser runs.
-std::optional<std::string> takeOption(SmallVectorImpl<const char *> &args,
-                                      StringRef name, bool takesValue) {
-  std::optional<std::string> value;
-  for (size_t i = 1; i < args.size(); ++i) {
-    StringRef arg = args[i];
-    if ((!arg.consume_front("--") && !arg.consume_front("-")) ||
-        !arg.consume_front(name))
-      continue;
-    size_t taken = 1;
-    if (arg.consume_front("=")) {
-      value = arg.str();
-    } else if (!arg.empty()) {
-      continue;
-    } else if (takesValue) {
-      if (i + 1 == args.size())
-        fail(kExitUsage, "--" + name + " needs a value");
-      value = args[i + 1];
-      taken = 2;
-    } else {
-      value = "";
-    }
-    args.erase(args.begin() + i, args.begin() + i + taken);
-    --i;
-  }
-  return value;
+/// Gives remat-run's `--stats`, `--threads` and `--rng-seed` their names.
+/// LLVM's libraries register options of the same names (`-stats` of its
+/// statistics, `-rng-seed` of its random number generator); those move to
+/// `-llvm-stats`, `-llvm-threads` and `-llvm-rng-seed`, which remat-run
+/// hides.
+void claimOptionNames() {
+  auto &registered = cl::getRegisteredOptions();
+  auto claim = [&](cl::Option &own, StringRef name, StringRef displaced) {
+    if (cl::Option *other = registered.lookup(name))
+      other->setArgStr(displaced);
+    own.setArgStr(name);
+  };
+  claim(printStats, "stats", "llvm-stats");
+  claim(threads, "threads", "llvm-threads");
+  claim(rngSeed, "rng-seed", "llvm-rng-seed");
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
-  SmallVector<const char *> args(argv, argv + argc);
-  unsigned threads = 1;
-  if (std::optional<std::string> value = takeOption(args, "threads", true))
-    if (StringRef(*value).getAsInteger(10, threads) || threads == 0)
-      fail(kExitUsage, "--threads needs a positive integer, got '" + *value +
-                           "'");
-  printStats = takeOption(args, "stats", false).has_value();
+  // Buffers of inputs and outputs that do not fit are a step too large to
+  // run, not a crash.
+  std::set_new_handler([] {
+    fail(kExitUsage, "out of memory: the step's inputs, outputs or compiled "
+                     "code do not fit in this machine's memory");
+  });
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
+  claimOptionNames();
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(
-      args.size(), args.data(),
-      "remat-run: lower a training step for the CPU or CUDA, run it, and "
-      "compare or measure it\n\n"
-      "  --stats        print peak_bytes, allocated_bytes, alloc_count and "
-      "wall_ms\n                 (median of --repeat runs) as one JSON line; "
-      "with --target cuda\n                 the device allocator's and "
-      "kernel_ms, time in kernels and cuBLAS\n"
-      "  --threads=N    threads of the BLAS (default 1; loops run on one "
-      "thread)\n");
+  // With an error stream the parser reports bad options and returns instead
+  // of exiting with 1.
+  if (!cl::ParseCommandLineOptions(
+          argc, argv,
+          "remat-run: lower a training step for the CPU or CUDA, run it, and "
+          "compare or measure it\n\n"
+          "Exit codes: 0 success, 1 outputs that differ (--compare) or a step "
+          "that does not compile, 2 bad usage or inputs.\n",
+          &llvm::errs()))
+    return kExitUsage;
+  if (repeat == 0)
+    fail(kExitUsage, "--repeat needs a positive count, got 0");
+  if (threads == 0 || threads > unsigned(std::numeric_limits<int>::max()))
+    fail(kExitUsage, "--threads needs an integer in [1, " +
+                         Twine(std::numeric_limits<int>::max()) + "], got " +
+                         Twine(unsigned(threads)));
+  if (device < 0)
+    fail(kExitUsage,
+         "--device needs a non-negative index, got " + Twine(int(device)));
 
   runtime::setBlasThreads(threads);
+  uint64_t seed = 0;
+  if (rngSeed.getNumOccurrences())
+    seed = rngSeed;
+  else if (randomInputs.getNumOccurrences())
+    seed = randomInputs;
+  runtime::setRngSeed(seed);
   if (target == Target::CUDA) {
 #ifdef REMAT_ENABLE_CUDA
     // Before compiling: the cubin is built for this device's architecture.

@@ -11,7 +11,7 @@
 include "mlir/Pass/PassBase.td"
 
 def ConvertRematToStandardPass
-    : Pass<"convert-remat-to-standard", "mlir::func::FuncOp"> {
+    : Pass<"convert-remat-to-standard", "mlir::ModuleOp"> {
   let summary = "Lower remat ops to linalg, arith and plain control flow";
   let description = [{
     Lowers what remains of the remat dialect before bufferization:
@@ -19,6 +19,9 @@ def ConvertRematToStandardPass
     * `remat.philox_uniform` becomes a `linalg.generic` that computes
       Philox4x32-10 with `arith` ops, bit-exactly as DESIGN.md pins it (the
       runtime's `Philox.h` is the reference);
+    * `remat.rng_seed` becomes a call of the runtime's
+      `@remat_rng_seed() -> i64` (declared in the module), which returns the
+      seed the host gave the step's generator (`remat-run --rng-seed`);
     * `remat.backward` is inlined into the function: its ops run after the
       forward ops and its yielded values replace its results;
     * the contract's `remat.*` attributes are dropped;
@@ -26,8 +29,8 @@ def ConvertRematToStandardPass
       merges recomputed ops with their originals; `-remat-strip-barriers`
       removes it afterwards.
 
-    A stateful `remat.rng_uniform` or `remat.rng_seed` left in the function
-    is an error that says to run `-remat-thread-rng` first.
+    A stateful `remat.rng_uniform` left in a function is an error:
+    `-remat-thread-rng` turns it into a `remat.philox_uniform` first.
 
     Before:
     ```mlir
@@ -46,6 +49,7 @@ def ConvertRematToStandardPass
   }];
   let dependentDialects = [
     "mlir::arith::ArithDialect",
+    "mlir::func::FuncDialect",
     "mlir::linalg::LinalgDialect",
     "mlir::tensor::TensorDialect"
   ];

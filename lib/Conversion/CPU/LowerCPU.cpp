@@ -69,7 +69,7 @@ void remat::buildRematBufferizePipeline(OpPassManager &pm,
                                         bool fuseElementwise, bool planArena,
                                         bool schedule) {
   // Tensors: remat ops to upstream ops, elementwise ops to (fused) linalg.
-  pm.addNestedPass<func::FuncOp>(createConvertRematToStandardPass());
+  pm.addPass(createConvertRematToStandardPass());
   pm.addNestedPass<func::FuncOp>(createRematFoldTransposesPass());
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createRematFoldBroadcastsPass());

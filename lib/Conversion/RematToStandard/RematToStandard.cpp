@@ -1,8 +1,9 @@
 //===- RematToStandard.cpp - remat ops to upstream ops --------------------===//
 //
 // This file implements -convert-remat-to-standard: Philox4x32-10 as arith ops
-// in a linalg.generic, the backward region inlined into its function, and
-// -remat-strip-barriers, which drops barriers once buffers are in place.
+// in a linalg.generic, the generator's seed as a call into the runtime, the
+// backward region inlined into its function, and -remat-strip-barriers, which
+// drops barriers once buffers are in place.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +11,7 @@
 #include "remat/Dialect/Remat/IR/RematOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineMap.h"
@@ -133,6 +135,35 @@ LogicalResult lowerPhilox(PhiloxUniformOp op, RewriterBase &rewriter) {
   return success();
 }
 
+/// The runtime function that returns the seed of the step's generator
+/// (runtime/RematRuntime.h).
+constexpr StringLiteral kRngSeedFunction = "remat_rng_seed";
+
+/// Returns the declaration of the runtime's seed function in `module`,
+/// adding it if missing; null (after an error at `user`) if the module
+/// defines the name otherwise.
+func::FuncOp getRngSeedFunction(ModuleOp module, Operation *user) {
+  auto type = FunctionType::get(module.getContext(), {},
+                                {IntegerType::get(module.getContext(), 64)});
+  Operation *existing = module.lookupSymbol(kRngSeedFunction);
+  if (!existing) {
+    OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
+    auto function =
+        func::FuncOp::create(builder, module.getLoc(), kRngSeedFunction, type);
+    function.setPrivate();
+    return function;
+  }
+  auto function = dyn_cast<func::FuncOp>(existing);
+  if (function && function.isExternal() && function.getFunctionType() == type)
+    return function;
+  InFlightDiagnostic diag =
+      user->emitOpError()
+      << "lowers to a call of the runtime's @" << kRngSeedFunction
+      << " : () -> i64, but the module defines that symbol otherwise";
+  diag.attachNote(existing->getLoc()) << "the symbol is defined here";
+  return {};
+}
+
 /// Moves the ops of the backward region in front of it and replaces its
 /// results with the yielded values.
 void inlineBackward(BackwardOp backward, RewriterBase &rewriter) {
@@ -143,47 +174,72 @@ void inlineBackward(BackwardOp backward, RewriterBase &rewriter) {
   rewriter.replaceOp(backward, yielded);
 }
 
+/// Lowers the remat ops of `function` in `module`; emits an error and fails
+/// on a stateful op.
+LogicalResult convertFunction(func::FuncOp function, ModuleOp module,
+                              IRRewriter &rewriter) {
+  SmallVector<RngSeedOp> seedOps;
+  WalkResult walk = function.walk([&](Operation *op) {
+    if (auto seedOp = dyn_cast<RngSeedOp>(op))
+      seedOps.push_back(seedOp);
+    if (!isa<RngUniformOp>(op))
+      return WalkResult::advance();
+    op->emitOpError("draws from the step's stateful generator, which has no "
+                    "lowering; -remat-thread-rng turns it into a "
+                    "'remat.philox_uniform' with an explicit seed and offset");
+    return WalkResult::interrupt();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+
+  // The generator's seed is the host's to choose: the runtime holds it.
+  for (RngSeedOp seedOp : seedOps) {
+    func::FuncOp callee = getRngSeedFunction(module, seedOp);
+    if (!callee)
+      return failure();
+    rewriter.setInsertionPoint(seedOp);
+    rewriter.replaceOpWithNewOp<func::CallOp>(seedOp, callee);
+  }
+
+  SmallVector<PhiloxUniformOp> philox;
+  function.walk([&](PhiloxUniformOp op) { philox.push_back(op); });
+  for (PhiloxUniformOp op : philox)
+    if (failed(lowerPhilox(op, rewriter)))
+      return failure();
+
+  if (BackwardOp backward = getBackwardOp(function.getBody()))
+    inlineBackward(backward, rewriter);
+
+  // The contract's attributes have served their purpose; LLVM has no
+  // meaning for them.
+  auto isRematAttr = [](NamedAttribute attr) {
+    return attr.getName().getValue().starts_with("remat.");
+  };
+  for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i)
+    if (DictionaryAttr attrs = function.getArgAttrDict(i))
+      for (NamedAttribute attr : attrs)
+        if (isRematAttr(attr))
+          function.removeArgAttr(i, attr.getName());
+  function.walk([&](Operation *op) {
+    for (NamedAttribute attr : llvm::to_vector(op->getDiscardableAttrs()))
+      if (isRematAttr(attr))
+        op->removeDiscardableAttr(attr.getName());
+  });
+  return success();
+}
+
+/// A module pass: lowering remat.rng_seed declares the runtime's seed
+/// function in the module.
 struct ConvertRematToStandardPass
     : remat::impl::ConvertRematToStandardPassBase<ConvertRematToStandardPass> {
   using ConvertRematToStandardPassBase::ConvertRematToStandardPassBase;
 
   void runOnOperation() override {
-    func::FuncOp function = getOperation();
-    WalkResult stateful = function.walk([](Operation *op) {
-      if (!isa<RngUniformOp, RngSeedOp>(op))
-        return WalkResult::advance();
-      op->emitOpError("reads the generator state and cannot be lowered; run "
-                      "-remat-thread-rng first");
-      return WalkResult::interrupt();
-    });
-    if (stateful.wasInterrupted())
-      return signalPassFailure();
-
     IRRewriter rewriter(&getContext());
-    SmallVector<PhiloxUniformOp> philox;
-    function.walk([&](PhiloxUniformOp op) { philox.push_back(op); });
-    for (PhiloxUniformOp op : philox)
-      if (failed(lowerPhilox(op, rewriter)))
+    for (auto function :
+         llvm::make_early_inc_range(getOperation().getOps<func::FuncOp>()))
+      if (failed(convertFunction(function, getOperation(), rewriter)))
         return signalPassFailure();
-
-    if (BackwardOp backward = getBackwardOp(function.getBody()))
-      inlineBackward(backward, rewriter);
-
-    // The contract's attributes have served their purpose; LLVM has no
-    // meaning for them.
-    auto isRematAttr = [](NamedAttribute attr) {
-      return attr.getName().getValue().starts_with("remat.");
-    };
-    for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i)
-      if (DictionaryAttr attrs = function.getArgAttrDict(i))
-        for (NamedAttribute attr : attrs)
-          if (isRematAttr(attr))
-            function.removeArgAttr(i, attr.getName());
-    function.walk([&](Operation *op) {
-      for (NamedAttribute attr : llvm::to_vector(op->getDiscardableAttrs()))
-        if (isRematAttr(attr))
-          op->removeDiscardableAttr(attr.getName());
-    });
   }
 };
 

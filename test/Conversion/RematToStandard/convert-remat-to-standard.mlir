@@ -74,3 +74,47 @@ func.func @inline_backward(%x: tensor<4xf32>, %seed: i64 {remat.rng_seed})
   } : tensor<4xf32>
   return %a, %g : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Checks that the generator's seed becomes a call of the runtime's
+// @remat_rng_seed, declared once in the module for every function that reads
+// it, and that a second run leaves the declaration as it is.
+// CHECK:       func.func private @remat_rng_seed() -> i64
+// CHECK-NOT:   func.func private @remat_rng_seed
+// CHECK-LABEL: func.func @seed_op(
+// CHECK:         %[[SEED:.*]] = call @remat_rng_seed() : () -> i64
+// CHECK:         linalg.generic
+// CHECK:         return %[[SEED]], %{{.*}} : i64, tensor<4xf32>
+// CHECK-LABEL: func.func @seed_op_again(
+// CHECK:         %[[SEED2:.*]] = call @remat_rng_seed() : () -> i64
+// CHECK:         return %[[SEED2]] : i64
+// TWICE:       func.func private @remat_rng_seed() -> i64
+// TWICE-NOT:   func.func private @remat_rng_seed
+// TWICE-LABEL: func.func @seed_op(
+// TWICE:         call @remat_rng_seed() : () -> i64
+func.func @seed_op() -> (i64, tensor<4xf32>) {
+  %s = remat.rng_seed
+  %off = arith.constant 0 : i64
+  %u = remat.philox_uniform %s, %off : tensor<4xf32>
+  return %s, %u : i64, tensor<4xf32>
+}
+
+func.func @seed_op_again() -> i64 {
+  %s = remat.rng_seed
+  return %s : i64
+}
+
+// -----
+
+// Checks that an existing declaration of the runtime's function is used.
+// CHECK:       func.func private @remat_rng_seed() -> i64
+// CHECK-NOT:   func.func private @remat_rng_seed
+// CHECK-LABEL: func.func @seed_declared(
+// CHECK:         call @remat_rng_seed() : () -> i64
+func.func private @remat_rng_seed() -> i64
+
+func.func @seed_declared() -> i64 {
+  %s = remat.rng_seed
+  return %s : i64
+}

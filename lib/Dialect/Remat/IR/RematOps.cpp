@@ -123,6 +123,21 @@ bool remat::isInBackwardRegion(Operation *op) {
   return op->getParentOfType<BackwardOp>() != nullptr;
 }
 
+bool remat::exceedsMaxTensorBytes(Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped || !shaped.hasStaticShape())
+    return false;
+  uint64_t elements = 1;
+  for (int64_t dim : shaped.getShape()) {
+    if (dim != 0 && elements > kMaxTensorBytes / uint64_t(dim))
+      return true;
+    elements *= uint64_t(dim);
+  }
+  // A type of unknown element size is priced nowhere; count 8 bytes.
+  uint64_t width = getElementBytes(shaped.getElementType()).value_or(8);
+  return elements * width > kMaxTensorBytes;
+}
+
 //===----------------------------------------------------------------------===//
 // BackwardOp
 //===----------------------------------------------------------------------===//
@@ -181,20 +196,6 @@ LogicalResult BackwardOp::verify() {
 
   // remat prices every tensor of a step in int64 bytes: absurd sizes (and
   // element counts that overflow int64) are errors, not wrapped prices.
-  auto tooLarge = [](Type type) {
-    auto shaped = dyn_cast<ShapedType>(type);
-    if (!shaped || !shaped.hasStaticShape())
-      return false;
-    uint64_t elements = 1;
-    for (int64_t dim : shaped.getShape()) {
-      if (dim != 0 && elements > kMaxTensorBytes / uint64_t(dim))
-        return true;
-      elements *= uint64_t(dim);
-    }
-    // A type of unknown element size is priced nowhere; count 8 bytes.
-    uint64_t width = getElementBytes(shaped.getElementType()).value_or(8);
-    return elements * width > kMaxTensorBytes;
-  };
   auto diagnoseSize = [&](Location loc, Type type, Twine what) {
     InFlightDiagnostic diag = mlir::emitError(loc)
                               << what << " has the type " << type
@@ -205,12 +206,12 @@ LogicalResult BackwardOp::verify() {
     return diag;
   };
   for (BlockArgument arg : parent->getRegion(0).getArguments())
-    if (tooLarge(arg.getType()))
+    if (exceedsMaxTensorBytes(arg.getType()))
       return diagnoseSize(arg.getLoc(), arg.getType(),
                           "argument #" + Twine(arg.getArgNumber()));
   WalkResult walk = parent->walk([&](Operation *op) {
     for (OpResult result : op->getResults())
-      if (tooLarge(result.getType())) {
+      if (exceedsMaxTensorBytes(result.getType())) {
         (void)diagnoseSize(op->getLoc(), result.getType(),
                            "'" + op->getName().getStringRef() +
                                "' result #" + Twine(result.getResultNumber()));

@@ -58,6 +58,11 @@ mlir::LogicalResult verifyMarksTakeEffect(mlir::FunctionOpInterface function);
 /// Returns true if `op` is nested (at any depth) in a `remat.backward` region.
 bool isInBackwardRegion(mlir::Operation *op);
 
+/// Returns true if `type` is a statically shaped tensor, memref or vector of
+/// more than 2^40 bytes (1 TiB), element counts that overflow int64 included:
+/// remat prices every tensor in int64 bytes and rejects absurd sizes.
+bool exceedsMaxTensorBytes(mlir::Type type);
+
 } // namespace remat
 
 #endif // REMAT_DIALECT_REMAT_IR_REMATOPS_H
