@@ -240,8 +240,10 @@ bool hasIlpSolver();
 /// cheapest that fits: exact over those markings. Beyond, it measures a pool of
 /// heuristic markings that does not depend on the budget (the other policies'
 /// plans, sequential for every N up to 64 with and without heavy ops saved,
-/// prefixes by bytes per FLOP, greedy refinements of the Pareto front), so its
-/// answer is never above another policy's. Up to BudgetOptions::ilpLimit ops,
+/// prefixes by bytes per FLOP, greedy refinements of the Pareto front), at
+/// most BudgetOptions::getPoolLimit of them, in that order after the unmarked
+/// step and the chain program's plans, so its answer is never above sqrt's
+/// or everything recomputed. Up to BudgetOptions::ilpLimit ops,
 /// with GLPK, a budget is then solved exactly by an ILP over a relaxation of
 /// the peak (MarkingProblem::getRelaxation) whose every solution is measured,
 /// an infeasible one cut off by a no-good constraint, until a measured solution
