@@ -80,6 +80,7 @@ FailureOr<MarkingProblem> MarkingProblem::build(FunctionOpInterface function) {
     problem.bytes.push_back(resultBytes);
     problem.positions.push_back(at);
   }
+  function->walk([&](Operation *) { ++problem.numFunctionOps; });
   return problem;
 }
 
@@ -100,10 +101,11 @@ ArrayRef<MarkingProblem::RelaxationRow> MarkingProblem::getRelaxation() const {
   return *relaxation;
 }
 
-void MarkingProblem::buildRelaxation() const {
+void MarkingProblem::walkRelaxation(
+    function_ref<void(std::optional<unsigned>, int64_t, int64_t)> visit)
+    const {
   Region &functionBody = function->getRegion(0);
   BackwardOp backward = getBackwardOp(functionBody);
-  relaxation.emplace();
   auto readByBackward = [&](Value value) {
     return llvm::any_of(value.getUsers(), [&](Operation *user) {
       return backward->isAncestor(user);
@@ -112,31 +114,52 @@ void MarkingProblem::buildRelaxation() const {
   auto ownBytes = [](OpResult result) -> int64_t {
     return hasOwnStorage(result) ? getValueBytes(result).value_or(0) : 0;
   };
-  Block &body = functionBody.front();
-  RelaxationRow atBackward;
-  int64_t fixedSaved = 0;
   size_t next = 0;
-  for (Operation &op : body) {
+  for (Operation &op : functionBody.front()) {
     if (&op == backward.getOperation())
       break;
-    bool isDecision = next < ops.size() && ops[next] == &op;
     int64_t saved = 0, unsaved = 0;
     for (OpResult result : op.getResults())
       (readByBackward(result) ? saved : unsaved) += ownBytes(result);
-    if (!isDecision) {
+    std::optional<unsigned> decision;
+    if (next < ops.size() && ops[next] == &op)
+      decision = next++;
+    visit(decision, saved, unsaved);
+  }
+}
+
+void MarkingProblem::buildRelaxation() const {
+  relaxation.emplace();
+  RelaxationRow atBackward;
+  int64_t fixedSaved = 0;
+  walkRelaxation([&](std::optional<unsigned> decision, int64_t saved,
+                     int64_t unsaved) {
+    if (!decision) {
       fixedSaved += saved;
-      continue;
+      return;
     }
-    unsigned index = next++;
     if (saved > 0)
-      atBackward.terms.push_back({index, saved});
+      atBackward.terms.push_back({*decision, saved});
     RelaxationRow atOp;
     atOp.terms = atBackward.terms;
     atOp.constant = fixedSaved + unsaved;
     relaxation->push_back(std::move(atOp));
-  }
+  });
   atBackward.constant = fixedSaved;
   relaxation->push_back(std::move(atBackward));
+}
+
+int64_t MarkingProblem::getRelaxationPeakBound() const {
+  // The rows' constants, as buildRelaxation states them.
+  int64_t fixedSaved = 0, bound = 0;
+  walkRelaxation([&](std::optional<unsigned> decision, int64_t saved,
+                     int64_t unsaved) {
+    if (decision)
+      bound = std::max(bound, fixedSaved + unsaved);
+    else
+      fixedSaved += saved;
+  });
+  return std::max(bound, fixedSaved);
 }
 
 /// Returns true if elementwise fusion (canFuseElementwise) computes `value`
@@ -453,6 +476,13 @@ Marking planSelective(const MarkingProblem &problem,
 // BudgetPlanner
 //===----------------------------------------------------------------------===//
 
+unsigned BudgetOptions::getPoolLimit(size_t ops) const {
+  uint64_t byWork = poolWork / std::max<size_t>(ops, 1);
+  uint64_t limit = std::min<uint64_t>(
+      maxEvaluations, std::max<uint64_t>(minEvaluations, byWork));
+  return static_cast<unsigned>(std::max<uint64_t>(limit, 1));
+}
+
 void BudgetPlanner::add(Marking marking) {
   PlanCost cost = problem.evaluate(marking);
   candidates.push_back({std::move(marking), cost});
@@ -462,34 +492,43 @@ BudgetPlanner::BudgetPlanner(const MarkingProblem &problem,
                              BudgetOptions options)
     : problem(problem), options(options) {
   size_t n = problem.size();
+  bool enumerate = n <= options.exactLimit;
+  // Beyond the enumeration every measured marking counts against the
+  // limit, so that it holds whatever the pool's parts would add.
+  size_t limit = enumerate
+                     ? std::numeric_limits<size_t>::max()
+                     : options.getPoolLimit(problem.getNumFunctionOps());
   std::set<Marking> seen;
   auto tryAdd = [&](Marking marking) -> bool {
-    if (!seen.insert(marking).second)
+    if (candidates.size() >= limit || !seen.insert(marking).second)
       return false;
     add(std::move(marking));
     return true;
   };
   tryAdd(Marking(n));
   // The chain dynamic program's Pareto front: nested segments. After the
-  // enumeration, whose plans win ties.
-  size_t chainAdded = 0;
+  // enumeration, whose plans win ties. Under a small limit, at most half of
+  // it, so that the other policies' plans still fit.
   auto addChainPlans = [&] {
-    if (options.chainPlans == 0 || n == 0)
+    unsigned plans = options.chainPlans;
+    if (!enumerate)
+      plans = std::min<size_t>(plans, limit / 2);
+    if (plans == 0 || n == 0)
       return;
     SmallVector<size_t> firstOp;
     std::vector<ChainStage> chain =
         problem.getChain(options.chainStages, firstOp);
     for (const ChainPlan &plan :
-         ChainPlanner(chain, options.chainUnits).getFront(options.chainPlans)) {
+         ChainPlanner(chain, options.chainUnits).getFront(plans)) {
       Marking marking(n);
       for (size_t k = 0; k < chain.size(); ++k)
         for (size_t i = firstOp[k]; i < firstOp[k + 1]; ++i)
           marking[i] = plan.paths[k];
-      chainAdded += tryAdd(std::move(marking));
+      tryAdd(std::move(marking));
     }
   };
 
-  if (n <= options.exactLimit) {
+  if (enumerate) {
     exhaustive = true;
     for (uint64_t mask = 1; mask < (uint64_t(1) << n); ++mask) {
       Marking marking(n);
@@ -540,8 +579,6 @@ BudgetPlanner::BudgetPlanner(const MarkingProblem &problem,
     // Greedy refinement of the Pareto front: unmark the costliest ops one at
     // a time while the peak does not grow.
     std::set<Marking> refined;
-    // The chain planner's plans come on top of the pool's evaluations.
-    size_t limit = options.maxEvaluations + chainAdded;
     while (candidates.size() < limit) {
       SmallVector<size_t, 0> byPeak(candidates.size());
       std::iota(byPeak.begin(), byPeak.end(), 0);
@@ -597,12 +634,8 @@ BudgetPlanner::BudgetPlanner(const MarkingProblem &problem,
   minPeak = unmarkedPeak;
   for (const PlanPoint &point : candidates)
     minPeak = std::min(minPeak, point.cost.peakBytes);
-  if (exhaustive) {
-    peakLowerBound = minPeak;
-  } else {
-    for (const MarkingProblem::RelaxationRow &row : problem.getRelaxation())
-      peakLowerBound = std::max(peakLowerBound, row.constant);
-  }
+  peakLowerBound =
+      exhaustive ? minPeak : problem.getRelaxationPeakBound();
 }
 
 const PlanPoint *BudgetPlanner::bestInPool(int64_t budget) const {

@@ -42,6 +42,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -239,14 +240,31 @@ private:
       return pool[n - 1 - rng.below(std::min<size_t>(n, 4))];
     return pool[rng.below(n)];
   }
+  /// A forward value of `shape` other than `avoid`, uniformly among them
+  /// in pool order; O(1) through the pool's index by shape.
   Value pickWithShape(ArrayRef<int64_t> shape, Value avoid) {
-    SmallVector<Value> same;
-    for (Value v : pool)
-      if (shapeOf(v) == shape && v != avoid)
-        same.push_back(v);
-    if (same.empty())
+    auto it = byShape.find(SmallVector<int64_t, 2>(shape));
+    if (it == byShape.end())
       return {};
-    return same[rng.below(same.size())];
+    const SmallVector<Value, 0> &same = it->second;
+    auto at = poolIndex.find(avoid);
+    bool skip = avoid && shapeOf(avoid) == shape && at != poolIndex.end();
+    size_t count = same.size() - skip;
+    if (count == 0)
+      return {};
+    size_t k = rng.below(count);
+    // `same` without `avoid`: the k-th value, one further from `avoid` on.
+    return same[skip && k >= at->second ? k + 1 : k];
+  }
+  /// Adds a forward value to the pool and to its indexes.
+  void addToPool(Value v) {
+    ArrayRef<int64_t> shape = shapeOf(v);
+    SmallVector<Value, 0> &same = byShape[SmallVector<int64_t, 2>(shape)];
+    poolIndex[v] = same.size();
+    same.push_back(v);
+    for (int64_t dim = 0; dim < 2; ++dim)
+      byExtent[{dim, shape[dim]}].push_back(v);
+    pool.push_back(v);
   }
   void nextMark();
   bool forwardNode();
@@ -269,6 +287,12 @@ private:
   SmallVector<Type> argTypes;
   SmallVector<Value> diffArgs; // inputs and parameters, in argument order
   SmallVector<Value> pool;     // forward values
+  // The pool by shape (with each value's index there) and by the extent of
+  // each dimension, in pool order: picks with a condition on the shape cost
+  // O(1), not a scan of the pool.
+  std::map<SmallVector<int64_t, 2>, SmallVector<Value, 0>> byShape;
+  llvm::DenseMap<Value, size_t> poolIndex;
+  std::map<std::pair<int64_t, int64_t>, SmallVector<Value, 0>> byExtent;
   std::vector<Node> nodes;
   llvm::DenseMap<Value, Value> grads;
   Value seed;
@@ -374,10 +398,8 @@ bool Generator::forwardNode() {
   case Kind::Concat: {
     // Another value with the same extent in the other dimension.
     node.dim = rng.below(2);
-    SmallVector<Value> fits;
-    for (Value v : pool)
-      if (shapeOf(v)[1 - node.dim] == xs[1 - node.dim])
-        fits.push_back(v);
+    const SmallVector<Value, 0> &fits =
+        byExtent[{1 - node.dim, xs[1 - node.dim]}];
     Value y = fits[rng.below(fits.size())];
     node.inputs = {x, y};
     node.output = make<tensor::ConcatOp>(node.dim, ValueRange{x, y});
@@ -401,7 +423,7 @@ bool Generator::forwardNode() {
   last = node.output.getDefiningOp();
   if (marks && currentMark && rng.chance(8))
     last->setAttr(remat::RematDialect::kPolicyAttrName, b.getStringAttr("save"));
-  pool.push_back(node.output);
+  addToPool(node.output);
   nodes.push_back(std::move(node));
   return true;
 }
@@ -485,7 +507,7 @@ OwningOpRef<ModuleOp> Generator::run() {
   int64_t batch = rng.pick(std::vector<int64_t>(dims.begin(), dims.end()));
   unsigned numInputs = 1 + rng.below(2);
   for (unsigned i = 0; i < numInputs; ++i)
-    pool.push_back(param(
+    addToPool(param(
         {batch, rng.pick(std::vector<int64_t>(dims.begin(), dims.end()))}));
 
   unsigned limit = maxNodes ? std::min(maxNodes, numNodes) : numNodes;
@@ -514,7 +536,7 @@ OwningOpRef<ModuleOp> Generator::run() {
     for (Value sink : sinks) {
       Node node{Kind::Binary, {pool.back(), sink}, {}, "addf", 0, {}, {}, 0};
       node.output = add(pool.back(), sink);
-      pool.push_back(node.output);
+      addToPool(node.output);
       nodes.push_back(std::move(node));
     }
   }
@@ -636,7 +658,8 @@ int main(int argc, char **argv) {
     llvm::errs() << "remat-gen: " << error << "\n";
     return 2;
   }
-  module->print(output->os());
+  // Verified above: the printer need not verify it again.
+  module->print(output->os(), OpPrintingFlags().assumeVerified());
   output->keep();
   return 0;
 }

@@ -184,8 +184,10 @@ void record(BestByPeak &best, PlanCost cost) {
 /// The budget planner with the chain dynamic program's plans alone: no
 /// enumeration, no heuristic pool, no ILP.
 BudgetOptions chainProgramOnly() {
-  BudgetOptions options{/*exactLimit=*/0, 0, /*heuristicPool=*/false};
+  BudgetOptions options;
+  options.exactLimit = 0;
   options.nestedLimit = 0;
+  options.heuristicPool = false;
   options.ilpLimit = 0;
   return options;
 }
@@ -301,7 +303,8 @@ TEST_F(PlannerTest, BudgetEqualsBruteForceAndIsMonotone) {
     }
     BudgetPlanner exact(*problem);
     // The heuristic mode: the pool, and the ILP limited to its bound.
-    BudgetOptions heuristicOptions{/*exactLimit=*/0, 1500};
+    BudgetOptions heuristicOptions;
+    heuristicOptions.exactLimit = 0;
     heuristicOptions.ilpLimit = 0;
     BudgetPlanner heuristic(*problem, heuristicOptions);
     ASSERT_TRUE(exact.isExact());
@@ -315,7 +318,9 @@ TEST_F(PlannerTest, BudgetEqualsBruteForceAndIsMonotone) {
     // The ILP alone: the heuristic pool and the chain planner hold
     // multi-segment markings, which the brute force (one segment) does not. Where it closes its gap within
     // its limits it must be optimal; its bound is always proven.
-    BudgetOptions ilpOptions{/*exactLimit=*/0, 1500, /*heuristicPool=*/false};
+    BudgetOptions ilpOptions;
+    ilpOptions.exactLimit = 0;
+    ilpOptions.heuristicPool = false;
     ilpOptions.chainPlans = 0;
     ilpOptions.ilpMaxEvaluations = 64;
     ilpOptions.ilpTimeLimitMs = 200;
@@ -605,6 +610,85 @@ TEST_F(PlannerTest, ChainModelIsTheMeasurementOnLongChains) {
               "program alone at or below the best sampled plan at %d "
               "budgets, below it at %d\n",
               plans, budgets, below);
+}
+
+} // namespace
+
+namespace {
+
+TEST_F(PlannerTest, PoolLimitHoldsAndBoundsTheWork) {
+  // The limit of the heuristic pool: the documented 1500 up to 1000 ops,
+  // never more as the function grows, and its work (markings x ops) at
+  // most poolWork until the minimum takes over.
+  BudgetOptions options;
+  EXPECT_EQ(options.getPoolLimit(1), 1500u);
+  EXPECT_EQ(options.getPoolLimit(1000), 1500u);
+  EXPECT_EQ(options.getPoolLimit(10000), 150u);
+  EXPECT_EQ(options.getPoolLimit(1000000), options.minEvaluations);
+  unsigned previous = options.getPoolLimit(1);
+  for (size_t ops = 1; ops <= 10000000; ops = ops * 3 / 2 + 1) {
+    unsigned limit = options.getPoolLimit(ops);
+    EXPECT_LE(limit, previous) << ops;
+    EXPECT_LE(limit, options.maxEvaluations) << ops;
+    EXPECT_LE(uint64_t(limit) * ops,
+              std::max<uint64_t>(options.poolWork,
+                                 uint64_t(options.minEvaluations) * ops))
+        << ops;
+    previous = limit;
+  }
+  BudgetOptions none;
+  none.maxEvaluations = 0;
+  EXPECT_EQ(none.getPoolLimit(10), 1u);
+
+  // On DAGs beyond the enumeration, whatever the limit: the planner
+  // measures at most that many markings (the unmarked step and the chain
+  // program's plans included), each measurement is the evaluator's, every
+  // answer's peak is within its budget, and down to 8 markings the pool
+  // still holds the other policies' plans (sqrt, everything recomputed).
+  std::mt19937 rng(2002);
+  int graphs = 0;
+  for (int trial = 0; trial < 12; ++trial) {
+    std::string source = randomStep(rng, 20 + trial * 3, /*chain=*/false);
+    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
+    ASSERT_TRUE(module) << source;
+    auto function = *module->getOps<func::FuncOp>().begin();
+    FailureOr<MarkingProblem> problem = MarkingProblem::build(function);
+    ASSERT_TRUE(succeeded(problem));
+    if (problem->size() <= BudgetOptions().exactLimit)
+      continue;
+    ++graphs;
+    for (unsigned maxEvaluations : {1u, 8u, 40u, 200u}) {
+      BudgetOptions limited;
+      limited.maxEvaluations = maxEvaluations;
+      limited.minEvaluations = 1;
+      limited.ilpLimit = 0;
+      unsigned limit = limited.getPoolLimit(problem->getNumFunctionOps());
+      EXPECT_EQ(limit, maxEvaluations);
+      BudgetPlanner planner(*problem, limited);
+      ASSERT_GE(planner.getNumEvaluations(), 1u);
+      EXPECT_LE(planner.getNumEvaluations(), limit) << source;
+      std::set<Marking> pool;
+      for (const PlanPoint &point : planner.getCandidates()) {
+        PlanCost cost = problem->evaluate(point.marking);
+        EXPECT_EQ(cost.peakBytes, point.cost.peakBytes) << source;
+        EXPECT_EQ(cost.recomputeFlops, point.cost.recomputeFlops) << source;
+        pool.insert(point.marking);
+      }
+      if (maxEvaluations >= 8) {
+        EXPECT_TRUE(pool.count(planSqrt(*problem))) << source;
+        EXPECT_TRUE(pool.count(Marking(problem->size(), SegmentPath{0})))
+            << source;
+      }
+      for (const PlanPoint &point : planner.getCandidates()) {
+        std::optional<PlanPoint> plan = planner.solve(point.cost.peakBytes);
+        ASSERT_TRUE(plan) << source;
+        EXPECT_LE(plan->cost.peakBytes, point.cost.peakBytes) << source;
+        EXPECT_LE(plan->cost.recomputeFlops, point.cost.recomputeFlops)
+            << source;
+      }
+    }
+  }
+  EXPECT_GT(graphs, 6);
 }
 
 } // namespace

@@ -51,6 +51,9 @@ public:
   build(mlir::FunctionOpInterface function);
 
   size_t size() const { return ops.size(); }
+  /// Operations in the function, nested ones included: what one evaluation
+  /// walks.
+  size_t getNumFunctionOps() const { return numFunctionOps; }
   llvm::ArrayRef<mlir::Operation *> getOps() const { return ops; }
   int64_t getFlops(size_t index) const { return flops[index]; }
   /// Bytes of the decision op's results.
@@ -69,6 +72,9 @@ public:
     int64_t constant = 0;
   };
   llvm::ArrayRef<RelaxationRow> getRelaxation() const;
+  /// The largest constant of the relaxation's rows: bytes live at once in
+  /// every marking, so no peak is below it. O(ops), without the rows.
+  int64_t getRelaxationPeakBound() const;
 
   /// The decision ops as a chain (ChainPlanner.h), in program order: a stage
   /// per op, or, beyond `maxStages` ops, per run of consecutive ops (about
@@ -99,6 +105,13 @@ public:
 
 private:
   void buildRelaxation() const;
+  /// Calls `visit(decision, savedBytes, unsavedBytes)` for each forward op
+  /// in order: `decision` is its index among the decision ops (none for the
+  /// others), the bytes those of its results the backward region reads and
+  /// of the others, counting only results with storage of their own.
+  void walkRelaxation(
+      llvm::function_ref<void(std::optional<unsigned>, int64_t, int64_t)>
+          visit) const;
   void writeMarks(mlir::Block &body, llvm::ArrayRef<SegmentPath> marking,
                   llvm::ArrayRef<bool> saveInSegment) const;
 
@@ -108,6 +121,7 @@ private:
   llvm::SmallVector<int64_t, 0> bytes;
   /// Position in the body block of each decision op.
   llvm::SmallVector<unsigned, 0> positions;
+  size_t numFunctionOps = 0;
   mutable std::optional<llvm::SmallVector<RelaxationRow, 0>> relaxation;
 };
 
@@ -145,8 +159,10 @@ struct BudgetOptions {
   /// (forEachNestedPlan: 25216 plans for 6 ops), so the answer is also
   /// optimal over nested segments.
   unsigned nestedLimit = 6;
-  /// Beyond, at most this many markings are evaluated for the heuristic
-  /// pool.
+  /// Beyond, the heuristic pool measures at most
+  /// max(minEvaluations, poolWork / ops) markings for a function of `ops`
+  /// operations, and never more than this many (getPoolLimit). The unmarked
+  /// step and the chain planner's plans count.
   unsigned maxEvaluations = 1500;
   /// Whether to measure the heuristic pool beyond exactLimit (off: the ILP
   /// alone, as the unit test checks it).
@@ -165,6 +181,17 @@ struct BudgetOptions {
   unsigned chainPlans = 48;
   unsigned chainStages = 64;
   unsigned chainUnits = 384;
+  /// One evaluation walks the whole function (O(ops log ops)), so the pool
+  /// measures fewer markings of a larger function: in all, about poolWork
+  /// op-walks (1500 evaluations up to 1000 ops, 150 at 10k, the minimum
+  /// from 187k), the pool's time O(max(poolWork, minEvaluations * ops) log
+  /// ops), linear beyond.
+  uint64_t poolWork = 1500000;
+  unsigned minEvaluations = 8;
+
+  /// The most markings the heuristic pool measures for a function of `ops`
+  /// operations; at least 1 (the unmarked step).
+  unsigned getPoolLimit(size_t ops) const;
 };
 
 /// One evaluated marking.
@@ -213,8 +240,10 @@ bool hasIlpSolver();
 /// cheapest that fits: exact over those markings. Beyond, it measures a pool of
 /// heuristic markings that does not depend on the budget (the other policies'
 /// plans, sequential for every N up to 64 with and without heavy ops saved,
-/// prefixes by bytes per FLOP, greedy refinements of the Pareto front), so its
-/// answer is never above another policy's. Up to BudgetOptions::ilpLimit ops,
+/// prefixes by bytes per FLOP, greedy refinements of the Pareto front), at
+/// most BudgetOptions::getPoolLimit of them, in that order after the unmarked
+/// step and the chain program's plans, so its answer is never above sqrt's
+/// or everything recomputed. Up to BudgetOptions::ilpLimit ops,
 /// with GLPK, a budget is then solved exactly by an ILP over a relaxation of
 /// the peak (MarkingProblem::getRelaxation) whose every solution is measured,
 /// an infeasible one cut off by a no-good constraint, until a measured solution

@@ -483,8 +483,10 @@ def RematMarkPass : Pass<"remat-mark", "mlir::func::FuncOp"> {
       unmarked step included) are measured on their plans and the cheapest
       that fits is chosen. On the model, the search is exact (every subset of decision
       ops as one segment) up to 14 decision ops; beyond, the cheapest of at
-      most 1500 evaluated markings: the other policies' plans, prefixes by
-      bytes per FLOP and greedy refinements, so never above another policy.
+      most max(8, 1.5e6 / ops) and never more than 1500 evaluated markings
+      (remat::BudgetOptions::getPoolLimit): the chain program's plans, the
+      other policies' plans, prefixes by bytes per FLOP and greedy
+      refinements, so never above sqrt or everything recomputed.
       Up to 64 decision ops, when remat is built with GLPK, an ILP over a
       relaxation of the peak, each solution measured, then closes the gap
       (exact) or stops at its limits (400 markings, 2 s); its bound, or a
@@ -507,7 +509,9 @@ def RematMarkPass : Pass<"remat-mark", "mlir::func::FuncOp"> {
 
     Complexity: one evaluation is O(n log n) for n ops; sequential, sqrt and
     selective need one (none with predict=false), budget 2^d for d <= 14
-    decision ops and at most 1500 beyond.
+    decision ops and beyond at most min(1500, max(8, 1.5e6 / n)), so its
+    search is O(max(1.5e6, 8 n) log n), then one bufferization per marking
+    of the front (`plan-candidates`).
 
     Before (`-remat-mark="policy=sequential segments=2"`):
     ```mlir

@@ -20,6 +20,21 @@ using namespace mlir;
 
 namespace {
 
+/// Each op's position in its block, numbered once per block: unlike
+/// isBeforeInBlock, it survives ops being moved later.
+struct BlockPositions {
+  unsigned of(Operation *op) {
+    auto it = positions.find(op);
+    if (it != positions.end())
+      return it->second;
+    unsigned position = 0;
+    for (Operation &inBlock : *op->getBlock())
+      positions[&inBlock] = position++;
+    return positions.lookup(op);
+  }
+  DenseMap<Operation *, unsigned> positions;
+};
+
 struct RematHoistDeallocsPass
     : remat::impl::RematHoistDeallocsPassBase<RematHoistDeallocsPass> {
   using RematHoistDeallocsPassBase::RematHoistDeallocsPassBase;
@@ -31,25 +46,36 @@ struct RematHoistDeallocsPass
     if (deallocs.empty())
       return;
     BufferViewFlowAnalysis aliases(getOperation());
+    // Every target is found in the original order and the moves come after:
+    // a move invalidates the block's op order, and comparing ops
+    // (isBeforeInBlock) after each one would renumber the block every time,
+    // O(ops x deallocs).
+    BlockPositions positions;
+    SmallVector<std::pair<memref::DeallocOp, Operation *>> moves;
     for (memref::DeallocOp dealloc : deallocs)
-      hoist(dealloc, aliases);
+      if (Operation *last = findLastUse(dealloc, aliases, positions))
+        moves.push_back({dealloc, last});
+    for (auto [dealloc, last] : moves)
+      dealloc->moveAfter(last);
   }
 
-  /// Moves `dealloc` after the last op of its block that touches the buffer,
-  /// if that is earlier than where it is.
-  void hoist(memref::DeallocOp dealloc, const BufferViewFlowAnalysis &aliases) {
+  /// The last op of the block of `dealloc` that touches its buffer, if that
+  /// is earlier than the dealloc: where the dealloc goes.
+  static Operation *findLastUse(memref::DeallocOp dealloc,
+                                const BufferViewFlowAnalysis &aliases,
+                                BlockPositions &positions) {
     Block *block = dealloc->getBlock();
     Value buffer = dealloc.getMemref();
     Operation *last = nullptr;
     auto later = [&](Operation *op) {
-      if (!last || last->isBeforeInBlock(op))
+      if (!last || positions.of(last) < positions.of(op))
         last = op;
     };
 
     if (Operation *def = buffer.getDefiningOp()) {
       Operation *inBlock = block->findAncestorOpInBlock(*def);
       if (!inBlock)
-        return;
+        return nullptr;
       later(inBlock);
     }
     for (Value alias : aliases.resolve(buffer)) {
@@ -62,14 +88,15 @@ struct RematHoistDeallocsPass
         Operation *inBlock = block->findAncestorOpInBlock(*user);
         // Used outside this block (or returned): the dealloc stays put.
         if (!inBlock)
-          return;
+          return nullptr;
         if (inBlock == dealloc.getOperation())
           continue;
         later(inBlock);
       }
     }
-    if (last && last->isBeforeInBlock(dealloc))
-      dealloc->moveAfter(last);
+    if (last && positions.of(last) < positions.of(dealloc))
+      return last;
+    return nullptr;
   }
 };
 

@@ -61,3 +61,39 @@ func.func @used_outside(%c: i1, %out: memref<8xf32>) {
   memref.copy %a, %out : memref<8xf32> to memref<8xf32>
   return
 }
+
+// -----
+
+// Checks that the deallocs are placed on the block's original order: three
+// buffers last read by one op all move after it (each after the one moved
+// before, in walk order), and a dealloc already right after its last use,
+// and a later dealloc, do not move.
+// CHECK-LABEL: func.func @many(
+// CHECK:         %[[A:.*]] = memref.alloc()
+// CHECK:         %[[B:.*]] = memref.alloc()
+// CHECK:         %[[C:.*]] = memref.alloc()
+// CHECK:         %[[D:.*]] = memref.alloc()
+// CHECK:         call @use(%[[A]], %[[B]], %[[C]])
+// CHECK-NEXT:    memref.dealloc %[[C]]
+// CHECK-NEXT:    memref.dealloc %[[B]]
+// CHECK-NEXT:    memref.dealloc %[[A]]
+// CHECK-NEXT:    memref.copy %{{.*}}, %[[D]]
+// CHECK-NEXT:    memref.dealloc %[[D]]
+// CHECK-NEXT:    memref.copy
+// CHECK-NEXT:    return
+func.func private @use(memref<8xf32>, memref<8xf32>, memref<8xf32>)
+
+func.func @many(%in: memref<8xf32>, %out: memref<8xf32>) {
+  %a = memref.alloc() : memref<8xf32>
+  %b = memref.alloc() : memref<8xf32>
+  %c = memref.alloc() : memref<8xf32>
+  %d = memref.alloc() : memref<8xf32>
+  func.call @use(%a, %b, %c) : (memref<8xf32>, memref<8xf32>, memref<8xf32>) -> ()
+  memref.copy %in, %d : memref<8xf32> to memref<8xf32>
+  memref.dealloc %d : memref<8xf32>
+  memref.copy %in, %out : memref<8xf32> to memref<8xf32>
+  memref.dealloc %a : memref<8xf32>
+  memref.dealloc %b : memref<8xf32>
+  memref.dealloc %c : memref<8xf32>
+  return
+}
