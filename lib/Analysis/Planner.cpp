@@ -368,7 +368,8 @@ MarkingProblem::evaluatePlanned(ArrayRef<SegmentPath> marking,
   BackwardOp backward = getBackwardOp(copyFunction.getFunctionBody());
   for (Operation &op : backward.getBody().front())
     if (op.hasAttr(RematDialect::kCloneOfAttrName))
-      cost.recomputeFlops += getOpFlops(&op).value_or(0);
+      cost.recomputeFlops =
+          addFlops(cost.recomputeFlops, getOpFlops(&op).value_or(0));
   FailureOr<StepMemoryPlan> plan =
       planModuleCopy(*copy, name.getValue(), pipeline, error);
   if (failed(plan))
@@ -389,7 +390,8 @@ PlanCost MarkingProblem::evaluate(ArrayRef<SegmentPath> marking) const {
   BackwardOp backward = getBackwardOp(copyFunction.getFunctionBody());
   for (Operation &op : backward.getBody().front())
     if (op.hasAttr(RematDialect::kCloneOfAttrName))
-      cost.recomputeFlops += getOpFlops(&op).value_or(0);
+      cost.recomputeFlops =
+          addFlops(cost.recomputeFlops, getOpFlops(&op).value_or(0));
   copy->destroy();
   return cost;
 }
