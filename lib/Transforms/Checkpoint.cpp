@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Analysis/CheckpointPlan.h"
+#include "remat/Transforms/ApplyCheckpointPlan.h"
 #include "remat/Dialect/Remat/IR/RematOps.h"
 #include "remat/Transforms/Passes.h"
 

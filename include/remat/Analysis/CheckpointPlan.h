@@ -189,15 +189,6 @@ private:
   friend class CheckpointPlanner;
 };
 
-/// Applies `plan`, computed on the function as it is now: creates the
-/// planned barriers and clones in the backward region, gives originals and
-/// clones their `remat.id` / `remat.clone_of` and redirects the planned uses.
-/// Then the backward ops that CSE could merge into a forward op whose results
-/// the backward region does not read get their forward operands through a
-/// barrier (see -remat-checkpoint). This is what `-remat-checkpoint` does; planners call it on a copy to
-/// measure a marking exactly.
-void applyCheckpointPlan(const CheckpointPlan &plan);
-
 /// Returns why `op` cannot be recomputed by cloning it, as a lowercase
 /// clause, or an empty string if it can.
 std::string getUnclonableReason(mlir::Operation *op);

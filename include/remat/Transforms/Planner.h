@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef REMAT_ANALYSIS_PLANNER_H
-#define REMAT_ANALYSIS_PLANNER_H
+#ifndef REMAT_TRANSFORMS_PLANNER_H
+#define REMAT_TRANSFORMS_PLANNER_H
 
 #include "remat/Analysis/ChainPlanner.h"
 #include "remat/Dialect/Remat/IR/RematOps.h"
@@ -293,4 +293,4 @@ private:
 
 } // namespace remat
 
-#endif // REMAT_ANALYSIS_PLANNER_H
+#endif // REMAT_TRANSFORMS_PLANNER_H

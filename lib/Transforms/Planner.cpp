@@ -6,10 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "remat/Analysis/Planner.h"
+#include "remat/Transforms/Planner.h"
 #include "remat/Analysis/MemoryPlan.h"
 
 #include "remat/Analysis/CheckpointPlan.h"
+#include "remat/Transforms/ApplyCheckpointPlan.h"
 #include "remat/Analysis/CostModel.h"
 #include "remat/Analysis/Liveness.h"
 #include "remat/Dialect/Remat/IR/RematOps.h"
