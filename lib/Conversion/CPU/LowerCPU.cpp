@@ -89,7 +89,20 @@ void remat::buildRematBufferizePipeline(OpPassManager &pm,
   bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addNestedPass<func::FuncOp>(createRematStripBarriersPass());
-  bufferization::buildBufferDeallocationPipeline(pm);
+  // Upstream's buffer deallocation pipeline, with the deallocs whose
+  // operands are distinct allocations split in linear time before the
+  // simplification, which compares every pair of operands.
+  memref::ExpandReallocPassOptions expandRealloc;
+  expandRealloc.emitDeallocs = false;
+  pm.addPass(memref::createExpandReallocPass(expandRealloc));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(bufferization::createOwnershipBasedBufferDeallocationPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createRematSplitDeallocsPass());
+  pm.addPass(bufferization::createBufferDeallocationSimplificationPass());
+  pm.addPass(bufferization::createLowerDeallocationsPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
   // The clones deallocation inserts (a buffer returned twice, say) become
   // allocations and copies.
   pm.addPass(createConvertBufferizationToMemRefPass());
