@@ -57,6 +57,20 @@ std::optional<int64_t> remat::getOpFlops(Operation *op) {
   return std::min(flops, kFlopsLimit);
 }
 
+InFlightDiagnostic remat::emitUnsizedResultError(OpResult result,
+                                                StringRef consumer) {
+  InFlightDiagnostic diag = result.getOwner()->emitOpError()
+                            << "result #" << result.getResultNumber()
+                            << " of type " << result.getType();
+  auto shaped = dyn_cast<ShapedType>(result.getType());
+  if (shaped && !shaped.hasStaticShape())
+    diag << " has a dynamic shape; " << consumer << " needs static shapes";
+  else
+    diag << " has elements of unknown size; " << consumer
+         << " needs integer, float, index, complex or vector elements";
+  return diag;
+}
+
 namespace {
 
 /// Element count of `op`'s first result (1 for a scalar), or -1 for a

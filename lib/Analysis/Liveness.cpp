@@ -158,19 +158,8 @@ remat::computeMemoryProfile(FunctionOpInterface function) {
     int64_t at = index;
     for (OpResult result : op->getResults()) {
       std::optional<int64_t> bytes = getValueBytes(result);
-      if (!bytes) {
-        auto shaped = dyn_cast<ShapedType>(result.getType());
-        InFlightDiagnostic diag = op->emitOpError()
-                                  << "result #" << result.getResultNumber()
-                                  << " of type " << result.getType();
-        if (shaped && !shaped.hasStaticShape())
-          diag << " has a dynamic shape; the memory profile needs static "
-                  "shapes";
-        else
-          diag << " has elements of unknown size; the memory profile needs "
-                  "integer, float, index, complex or vector elements";
-        return failure();
-      }
+      if (!bytes)
+        return emitUnsizedResultError(result, "the memory profile");
       define(result,
              {*bytes, at, lastUse(result, at), hasOwnStorage(result)});
     }

@@ -55,10 +55,7 @@ FailureOr<MarkingProblem> MarkingProblem::build(FunctionOpInterface function) {
     for (Operation &op : block)
       for (OpResult result : op.getResults())
         if (!getValueBytes(result)) {
-          op.emitOpError() << "result #" << result.getResultNumber()
-                           << " of type " << result.getType()
-                           << " has no static size; planning needs static "
-                              "shapes";
+          (void)emitUnsizedResultError(result, "planning");
           return false;
         }
     return true;

@@ -31,7 +31,7 @@
 // BUDGETOTHER: error: -remat-mark: budget-bytes=, budget-fraction= and budget-between= are options of policy=budget only
 // SAVEOTHER: error: -remat-mark: save-ops= and save-names= are options of policy=selective only
 // INFEASIBLE: remat-mark-invalid.mlir:[[@LINE+2]]:1: error: -remat-mark: budget of 10 bytes is infeasible: the smallest peak the planner reached is 64 bytes (unmarked: 64 bytes)
-// DYNAMIC: dynamic-step.mlir:4:8: error: 'math.tanh' op result #0 of type 'tensor<?xf32>' has no static size; planning needs static shapes
+// DYNAMIC: dynamic-step.mlir:4:8: error: 'math.tanh' op result #0 of type 'tensor<?xf32>' has a dynamic shape; planning needs static shapes
 func.func @chain(%x: tensor<16xf32>) -> tensor<16xf32> {
   %a = math.tanh %x : tensor<16xf32>
   %b = math.exp %a : tensor<16xf32>

@@ -26,6 +26,12 @@ namespace remat {
 /// otherwise. std::nullopt for a dynamic shape or a type without a size.
 std::optional<int64_t> getValueBytes(mlir::Value value);
 
+/// Emits the error for a result whose bytes getValueBytes cannot tell, at its
+/// op: a dynamic shape, or an element of unknown size. `consumer` names what
+/// needs the size ("the memory profile", "planning").
+mlir::InFlightDiagnostic emitUnsizedResultError(mlir::OpResult result,
+                                                llvm::StringRef consumer);
+
 /// FLOP counts saturate at this bound (2^62): a count that reaches it means
 /// "at least this many", never a wrapped int64.
 constexpr int64_t kFlopsLimit = int64_t(1) << 62;
