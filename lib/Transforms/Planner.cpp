@@ -272,7 +272,7 @@ MarkingProblem::getChain(unsigned maxStages,
         own += bytes;
         read += isRead ? bytes : 0;
       }
-      stage.flops += flops[i];
+      stage.flops = addFlops(stage.flops, flops[i]);
       stage.transientBytes += own;
       if (i + 1 == end) {
         stage.outBytes = own;

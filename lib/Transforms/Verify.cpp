@@ -12,7 +12,6 @@
 
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace remat {
 #define GEN_PASS_DEF_REMATVERIFYPASS
@@ -93,22 +92,6 @@ std::string describeAttrDifference(Operation *copy,
   }
 
   return text;
-}
-
-/// Returns the value whose memory `value` designates: through views and
-/// barriers (a barrier passes its inputs on unchanged).
-static Value getMemoryBase(Value value) {
-  while (true) {
-    if (auto view = value.getDefiningOp<ViewLikeOpInterface>()) {
-      value = view.getViewSource();
-      continue;
-    }
-    if (auto barrier = value.getDefiningOp<BarrierOp>()) {
-      value = barrier.getInputs()[cast<OpResult>(value).getResultNumber()];
-      continue;
-    }
-    return value;
-  }
 }
 
 /// Returns the op that allocates `base` (an op with an allocate effect on

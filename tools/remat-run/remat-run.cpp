@@ -246,49 +246,6 @@ double elementAsDouble(const ValueSpec &spec, const uint8_t *bytes,
 // Compiling
 //===----------------------------------------------------------------------===//
 
-/// Emits an error at the first tensor, memref or vector of more than 1 TiB
-/// in `module`: arguments and results of every function (callees and
-/// declarations too), block arguments and op results. The dialect's verifier
-/// checks only functions with a `remat.backward`; lowering any other absurd
-/// size would end in a failed allocation or wrapped index arithmetic.
-LogicalResult checkTensorSizes(ModuleOp module) {
-  auto diagnose = [](Location loc, Type type, const Twine &what) {
-    mlir::emitError(loc) << what << " has the type " << type
-                         << " of more than 2^40 bytes (1 TiB); remat-run "
-                            "rejects tensors of absurd sizes";
-    return WalkResult::interrupt();
-  };
-  WalkResult walk = module->walk<WalkOrder::PreOrder>([&](Operation *op) {
-    if (auto function = dyn_cast<FunctionOpInterface>(op)) {
-      std::string name = ("@" + function.getName()).str();
-      for (auto [i, type] : llvm::enumerate(function.getArgumentTypes()))
-        if (exceedsMaxTensorBytes(type))
-          return diagnose(function.isExternal()
-                              ? op->getLoc()
-                              : function.getArgument(i).getLoc(),
-                          type, "argument #" + Twine(i) + " of " + name);
-      for (auto [i, type] : llvm::enumerate(function.getResultTypes()))
-        if (exceedsMaxTensorBytes(type))
-          return diagnose(op->getLoc(), type,
-                          "result #" + Twine(i) + " of " + name);
-    }
-    for (Region &region : op->getRegions())
-      for (Block &block : region)
-        for (BlockArgument arg : block.getArguments())
-          if (exceedsMaxTensorBytes(arg.getType()))
-            return diagnose(arg.getLoc(), arg.getType(),
-                            "block argument #" + Twine(arg.getArgNumber()) +
-                                " of '" + op->getName().getStringRef() + "'");
-    for (OpResult result : op->getResults())
-      if (exceedsMaxTensorBytes(result.getType()))
-        return diagnose(op->getLoc(), result.getType(),
-                        "'" + op->getName().getStringRef() + "' result #" +
-                            Twine(result.getResultNumber()));
-    return WalkResult::advance();
-  });
-  return failure(walk.wasInterrupted());
-}
-
 struct Program {
   std::string path;
   std::unique_ptr<ExecutionEngine> engine;
@@ -312,7 +269,7 @@ Program compile(MLIRContext &context, StringRef path) {
   sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!module || failed(checkTensorSizes(*module)))
+  if (!module || failed(verifyTensorSizes(*module)))
     std::exit(kExitUsage);
 
   auto function = module->lookupSymbol<func::FuncOp>(entry);

@@ -8,13 +8,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Conversion/Passes.h"
+#include "remat/Dialect/Remat/IR/RematOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace remat {
 #define GEN_PASS_DEF_REMATSPLITDEALLOCSPASS
@@ -24,14 +24,6 @@ namespace remat {
 using namespace mlir;
 
 namespace {
-
-/// Returns the value `value` is a view of, through any chain of view-like
-/// ops (subviews, casts, reshapes).
-Value getViewBase(Value value) {
-  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-    value = view.getViewSource();
-  return value;
-}
 
 /// Splits `dealloc` into plain frees if all its operands are known; returns
 /// failure, leaving it untouched, otherwise.
@@ -53,7 +45,7 @@ LogicalResult splitDealloc(bufferization::DeallocOp dealloc,
   // else may alias in ways only the upstream analysis can tell.
   SmallVector<bool> retainedResult;
   for (Value retained : dealloc.getRetained()) {
-    Value base = getViewBase(retained);
+    Value base = remat::getMemoryBase(retained);
     auto it = retainedAlloc.find(base);
     if (it != retainedAlloc.end()) {
       it->second = true;

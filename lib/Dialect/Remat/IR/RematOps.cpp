@@ -10,6 +10,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 using namespace mlir;
 using namespace remat;
@@ -119,6 +120,20 @@ LogicalResult remat::verifyMarksTakeEffect(FunctionOpInterface function) {
   return success();
 }
 
+Value remat::getMemoryBase(Value value) {
+  while (true) {
+    if (auto view = value.getDefiningOp<ViewLikeOpInterface>()) {
+      value = view.getViewSource();
+      continue;
+    }
+    if (auto barrier = value.getDefiningOp<BarrierOp>()) {
+      value = barrier.getInputs()[cast<OpResult>(value).getResultNumber()];
+      continue;
+    }
+    return value;
+  }
+}
+
 bool remat::isInBackwardRegion(Operation *op) {
   return op->getParentOfType<BackwardOp>() != nullptr;
 }
@@ -136,6 +151,49 @@ bool remat::exceedsMaxTensorBytes(Type type) {
   // A type of unknown element size is priced nowhere; count 8 bytes.
   uint64_t width = getElementBytes(shaped.getElementType()).value_or(8);
   return elements * width > kMaxTensorBytes;
+}
+
+LogicalResult
+remat::verifyTensorSizes(Operation *root,
+                         function_ref<void(InFlightDiagnostic &)> annotate) {
+  auto diagnose = [&](Location loc, Type type, const Twine &what) {
+    InFlightDiagnostic diag = mlir::emitError(loc)
+                              << what << " has the type " << type
+                              << " of more than 2^40 bytes (1 TiB); remat "
+                                 "rejects tensors of absurd sizes";
+    if (annotate)
+      annotate(diag);
+    return WalkResult::interrupt();
+  };
+  WalkResult walk = root->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (auto function = dyn_cast<FunctionOpInterface>(op)) {
+      std::string name = ("@" + function.getName()).str();
+      for (auto [i, type] : llvm::enumerate(function.getArgumentTypes()))
+        if (exceedsMaxTensorBytes(type))
+          return diagnose(function.isExternal()
+                              ? op->getLoc()
+                              : function.getArgument(i).getLoc(),
+                          type, "argument #" + Twine(i) + " of " + name);
+      for (auto [i, type] : llvm::enumerate(function.getResultTypes()))
+        if (exceedsMaxTensorBytes(type))
+          return diagnose(op->getLoc(), type,
+                          "result #" + Twine(i) + " of " + name);
+    }
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          if (exceedsMaxTensorBytes(arg.getType()))
+            return diagnose(arg.getLoc(), arg.getType(),
+                            "block argument #" + Twine(arg.getArgNumber()) +
+                                " of '" + op->getName().getStringRef() + "'");
+    for (OpResult result : op->getResults())
+      if (exceedsMaxTensorBytes(result.getType()))
+        return diagnose(op->getLoc(), result.getType(),
+                        "'" + op->getName().getStringRef() + "' result #" +
+                            Twine(result.getResultNumber()));
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
 }
 
 //===----------------------------------------------------------------------===//
@@ -196,30 +254,10 @@ LogicalResult BackwardOp::verify() {
 
   // remat prices every tensor of a step in int64 bytes: absurd sizes (and
   // element counts that overflow int64) are errors, not wrapped prices.
-  auto diagnoseSize = [&](Location loc, Type type, Twine what) {
-    InFlightDiagnostic diag = mlir::emitError(loc)
-                              << what << " has the type " << type
-                              << " of more than 2^40 bytes (1 TiB); remat "
-                                 "rejects tensors of absurd sizes";
+  return verifyTensorSizes(parent, [&](InFlightDiagnostic &diag) {
     diag.attachNote(getLoc()) << "in the training step of this "
                                  "'remat.backward'";
-    return diag;
-  };
-  for (BlockArgument arg : parent->getRegion(0).getArguments())
-    if (exceedsMaxTensorBytes(arg.getType()))
-      return diagnoseSize(arg.getLoc(), arg.getType(),
-                          "argument #" + Twine(arg.getArgNumber()));
-  WalkResult walk = parent->walk([&](Operation *op) {
-    for (OpResult result : op->getResults())
-      if (exceedsMaxTensorBytes(result.getType())) {
-        (void)diagnoseSize(op->getLoc(), result.getType(),
-                           "'" + op->getName().getStringRef() +
-                               "' result #" + Twine(result.getResultNumber()));
-        return WalkResult::interrupt();
-      }
-    return WalkResult::advance();
   });
-  return failure(walk.wasInterrupted());
 }
 
 LogicalResult BackwardOp::verifyRegions() {

@@ -45,6 +45,16 @@ Policy getPolicy(mlir::Operation *op);
 /// type of unknown size.
 std::optional<int64_t> getElementBytes(mlir::Type type);
 
+/// Emits an error at the first tensor, memref or vector of more than 1 TiB
+/// in `root` (`root` included): arguments and results of every function
+/// (declarations too), block arguments and op results, and fails; `annotate`
+/// may attach notes. remat prices every tensor in int64 bytes, so absurd
+/// sizes are errors rather than wrapped prices: the verifier of
+/// `remat.backward` checks its step, remat-run the whole module it lowers.
+mlir::LogicalResult verifyTensorSizes(
+    mlir::Operation *root,
+    llvm::function_ref<void(mlir::InFlightDiagnostic &)> annotate = {});
+
 /// Returns the `remat.backward` op of a function body, or null.
 BackwardOp getBackwardOp(mlir::Region &functionBody);
 
@@ -54,6 +64,10 @@ BackwardOp getBackwardOp(mlir::Region &functionBody);
 /// (in a function without a backward region, or after it) and fails. Passes
 /// that read marks call it, so that no mark is silently ignored.
 mlir::LogicalResult verifyMarksTakeEffect(mlir::FunctionOpInterface function);
+
+/// Returns the value whose memory `value` designates: through view-like ops
+/// (subviews, casts, reshapes) and barriers, which pass their inputs on.
+mlir::Value getMemoryBase(mlir::Value value);
 
 /// Returns true if `op` is nested (at any depth) in a `remat.backward` region.
 bool isInBackwardRegion(mlir::Operation *op);
