@@ -24,10 +24,7 @@ namespace remat {
 // Applying a plan
 //===----------------------------------------------------------------------===//
 
-/// Removes remat's per-op attributes from `clone` and the ops nested in it:
-/// segment membership and policies describe the forward ops only, and the
-/// dialect rejects `remat.segment` in the backward region.
-static void stripForwardAttrs(Operation *clone) {
+void stripForwardAttrs(Operation *clone) {
   clone->walk([](Operation *op) {
     // Most ops carry no discardable attribute: look before rebuilding.
     auto isForwardAttr = [](NamedAttribute attr) {
@@ -53,9 +50,10 @@ static void stripForwardAttrs(Operation *clone) {
 //===----------------------------------------------------------------------===//
 
 /// Depth to which twin detection follows operands through their defining
-/// ops: far enough for a destination built from constants and an empty
-/// tensor (a fill of an empty), which CSE merges before the ops that use it.
-static constexpr unsigned kTwinDepth = 2;
+/// ops: far enough for the constant and the empty tensor that a twin's
+/// zero-filled destination is made of (the twin at depth 0, the fill at 1,
+/// they at 2), which CSE merges before the ops that use them.
+static constexpr unsigned kTwinDepth = 3;
 
 /// Whether CSE can merge an op of the backward region with an op of the
 /// forward part once it has merged their operands: `forward` and `backward`

@@ -368,6 +368,44 @@ func.func @backward_twin(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
 
 // -----
 
+// Checks that a backward twin whose destination is made of its own constant
+// and empty tensor (a pad of an argument, as the exporter writes the weight
+// gradient's input) is kept apart too: CSE would merge the constants, the
+// empties, the fills and then the twin, two ops below it.
+// CHECK-LABEL: func.func @backward_pad_twin
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>)
+// CHECK: remat.backward {
+// CHECK: %[[XB:.*]] = remat.barrier %[[X]] : tensor<4xf32>
+// CHECK-NEXT: tensor.insert_slice %[[XB]] into
+// CANON-LABEL: func.func @backward_pad_twin
+// CANON: remat.backward {
+// CANON: remat.barrier
+// CANON-NEXT: tensor.insert_slice
+func.func @backward_pad_twin(%x: tensor<4xf32>) -> (tensor<f32>, tensor<6xf32>) {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<6xf32>
+  %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<6xf32>) -> tensor<6xf32>
+  %p = tensor.insert_slice %x into %z[1] [4] [1] : tensor<4xf32> into tensor<6xf32>
+  %se = tensor.empty() : tensor<f32>
+  %s0 = linalg.fill ins(%c0 : f32) outs(%se : tensor<f32>) -> tensor<f32>
+  %s = linalg.reduce ins(%p : tensor<6xf32>) outs(%s0 : tensor<f32>) dimensions = [0]
+    (%a: f32, %acc: f32) {
+      %t = arith.addf %a, %acc : f32
+      linalg.yield %t : f32
+    }
+  %g = remat.backward {
+    %c1 = arith.constant 0.0 : f32
+    %e2 = tensor.empty() : tensor<6xf32>
+    %z2 = linalg.fill ins(%c1 : f32) outs(%e2 : tensor<6xf32>) -> tensor<6xf32>
+    %p2 = tensor.insert_slice %x into %z2[1] [4] [1] : tensor<4xf32> into tensor<6xf32>
+    %d = arith.mulf %p2, %p2 : tensor<6xf32>
+    remat.yield %d : tensor<6xf32>
+  } : tensor<6xf32>
+  return %s, %g : tensor<f32>, tensor<6xf32>
+}
+
+// -----
+
 // Checks selective checkpointing: an op with remat.policy = "save" keeps its
 // result saved (the backward reads %b directly) and acts as an input of the
 // segment (%c is recomputed from it).

@@ -21,6 +21,12 @@ namespace remat {
 /// planners call it on a copy to measure a marking exactly.
 void applyCheckpointPlan(const CheckpointPlan &plan);
 
+/// Removes remat's per-op attributes from `clone` and the ops nested in it:
+/// segment membership and policies describe the forward ops only, and the
+/// dialect rejects `remat.segment` in the backward region. Every pass that
+/// copies a forward op into the backward region calls it on the copy.
+void stripForwardAttrs(mlir::Operation *clone);
+
 } // namespace remat
 
 #endif // REMAT_TRANSFORMS_APPLYCHECKPOINTPLAN_H

@@ -265,6 +265,61 @@ def RematOutlinePass : Pass<"remat-outline", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::func::FuncDialect"];
 }
 
+def RematRecomputeFromArgumentsPass
+    : Pass<"remat-recompute-from-arguments", "mlir::func::FuncOp"> {
+  let summary = "Recompute in the backward what in-place ops make from arguments";
+  let description = [{
+    A forward value that the backward region reads is a saved activation:
+    its buffer lives from the forward op to the backward's last use. When
+    the value is made from the step's arguments and constants alone by ops
+    that write in place into one fresh buffer (a zero-padded input: an
+    empty, a fill and an insert_slice; a broadcast or transposed parameter;
+    an elementwise op on arguments), keeping it alive buys nothing: the
+    backward can make it again from operands that live anyway. Exporters
+    emit such values in the forward and the backward separately, and CSE
+    merges the two into one saved value (a whole padded input kept across
+    the step).
+
+    This pass clones every such chain into the backward region, right
+    before the first backward op that reads it (the op's ancestor in the
+    region's block), and lets the backward read the clone; a forward chain
+    left without users is erased. The clone's buffer lives only from there
+    to the backward's last use, within the saved buffer's lifetime, and
+    the chain adds no buffer: no point of the step holds more bytes than
+    before. The ops cloned are `tensor.empty` with static sizes, and
+    destination-style ops without reductions (`linalg` ops whose loops are
+    all parallel, `tensor.insert_slice`) that are free of memory effects,
+    read only arguments, constants and their one destination, itself such
+    a chain (at most 16 ops long). Clones lose remat's per-op attributes and
+    get `remat.clone_of` where the original had a `remat.id`. Runs first in
+    `-remat-bufferize`, so every lowering and every static peak includes
+    it; linear in the number of ops.
+
+    Before (after CSE):
+    ```mlir
+    %p = tensor.insert_slice %x into %zeros[0, 0, 1, 1] [2, 3, 8, 8] [1, 1, 1, 1]
+    %y = linalg.conv_2d_nchw_fchw ins(%p, %w : ...) outs(%init : ...)
+    %g = remat.backward {
+      %gw = linalg.generic ... ins(%dy, %p : ...)
+      ...
+    }
+    ```
+    After:
+    ```mlir
+    %p = tensor.insert_slice %x into %zeros[0, 0, 1, 1] [2, 3, 8, 8] [1, 1, 1, 1]
+    %y = linalg.conv_2d_nchw_fchw ins(%p, %w : ...) outs(%init : ...)
+    %g = remat.backward {
+      %e = tensor.empty() : tensor<2x3x10x10xf32>
+      %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<2x3x10x10xf32>) -> tensor<2x3x10x10xf32>
+      %p2 = tensor.insert_slice %x into %z[0, 0, 1, 1] [2, 3, 8, 8] [1, 1, 1, 1]
+      %gw = linalg.generic ... ins(%dy, %p2 : ...)
+      ...
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::tensor::TensorDialect"];
+}
+
 def RematFoldTransposesPass
     : Pass<"remat-fold-transposes", "mlir::func::FuncOp"> {
   let summary = "Let matmuls read transposed operands through their maps";

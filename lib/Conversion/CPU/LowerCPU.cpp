@@ -68,7 +68,9 @@ void remat::registerLoweringDialects(DialectRegistry &registry) {
 void remat::buildRematBufferizePipeline(OpPassManager &pm,
                                         bool fuseElementwise, bool planArena,
                                         bool schedule) {
-  // Tensors: remat ops to upstream ops, elementwise ops to (fused) linalg.
+  // Tensors: what the backward can rebuild from arguments is not kept for it,
+  // remat ops to upstream ops, elementwise ops to (fused) linalg.
+  pm.addNestedPass<func::FuncOp>(createRematRecomputeFromArgumentsPass());
   pm.addPass(createConvertRematToStandardPass());
   pm.addNestedPass<func::FuncOp>(createRematFoldTransposesPass());
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
