@@ -8,9 +8,9 @@
 
 #include "remat/Analysis/CostModel.h"
 #include "remat/Analysis/MemoryPlan.h"
-#include "remat/Transforms/Planner.h"
 #include "remat/Dialect/Remat/IR/RematOps.h"
 #include "remat/Transforms/Passes.h"
+#include "remat/Transforms/Planner.h"
 
 #include "llvm/ADT/StringSet.h"
 
@@ -48,7 +48,8 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
       return "segments= is an option of policy=sequential only";
     if (policy != "selective" && (saveOps.hasValue() || saveNames.hasValue()))
       return "save-ops= and save-names= are options of policy=selective only";
-    bool hasBytes = budgetBytes.hasValue(), hasFraction = budgetFraction.hasValue();
+    bool hasBytes = budgetBytes.hasValue(),
+         hasFraction = budgetFraction.hasValue();
     bool hasBetween = budgetBetween.hasValue();
     int budgetOptions = hasBytes + hasFraction + hasBetween;
     if (policy != "budget" && budgetOptions > 0)
@@ -89,12 +90,18 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     int64_t budget = 0;
   };
 
-  /// The markings of the model's Pareto front (fewest FLOPs first, each
-  /// with a lower model peak than the ones before), at most `limit` spread
-  /// evenly over it, the unmarked step first.
-  static SmallVector<Marking> getFront(const MarkingProblem &problem,
-                                       ArrayRef<PlanPoint> candidates,
-                                       unsigned limit) {
+  /// The markings measured on their memory plans, at most `limit` (and at
+  /// least two): the unmarked step; the model's Pareto front (fewest FLOPs
+  /// first, each with a lower model peak than the ones before), spread
+  /// evenly over the limit less the policies' plans (getPolicyMarkings),
+  /// which come next so that the answer is never above theirs; then, as
+  /// the step's size allows, the other markings by the model's peak, lowest
+  /// first, since the model can err where the plan does not (it ranks a
+  /// marking with the matmuls saved above one whose plan peaks higher).
+  static SmallVector<Marking> getMeasured(const MarkingProblem &problem,
+                                          ArrayRef<PlanPoint> candidates,
+                                          unsigned limit) {
+    limit = std::max(limit, 2u);
     SmallVector<const PlanPoint *> order;
     for (const PlanPoint &point : candidates)
       order.push_back(&point);
@@ -106,28 +113,53 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     for (const PlanPoint *point : order)
       if (front.empty() || point->cost.peakBytes < front.back()->cost.peakBytes)
         front.push_back(point);
-    SmallVector<Marking> markings = {Marking(problem.size())};
-    size_t count = std::min<size_t>(front.size(), std::max(limit, 2u) - 1);
-    for (size_t k = 0; k < count; ++k) {
-      size_t index = count == 1 ? 0 : k * (front.size() - 1) / (count - 1);
-      markings.push_back(front[index]->marking);
-    }
+
+    SmallVector<Marking> markings;
+    std::set<Marking> chosen;
+    auto add = [&](const Marking &marking) {
+      if (markings.size() < limit && chosen.insert(marking).second)
+        markings.push_back(marking);
+    };
+    SmallVector<Marking> policies = getPolicyMarkings(problem);
+    add(Marking(problem.size()));
+    size_t count = std::min<size_t>(
+        front.size(), std::max<size_t>(limit - 1 - policies.size(), 1));
+    for (size_t k = 0; k < count; ++k)
+      add(front[count == 1 ? 0 : k * (front.size() - 1) / (count - 1)]
+              ->marking);
+    for (const Marking &marking : policies)
+      add(marking);
+    // Each measurement bufferizes the step: beyond the front and the
+    // policies, at most kExtraWork / ops more, so that large steps pay for
+    // few (10 at 10k ops, 1 at 100k ops; at most the limit anyway).
+    constexpr size_t kExtraWork = 100000;
+    limit = std::min<size_t>(
+        limit,
+        markings.size() +
+            kExtraWork / std::max<size_t>(problem.getNumFunctionOps(), 1));
+    // Ties in the order the planner found them (the points are one array).
+    llvm::sort(order, [](const PlanPoint *a, const PlanPoint *b) {
+      return std::make_pair(a->cost.peakBytes, a) <
+             std::make_pair(b->cost.peakBytes, b);
+    });
+    for (const PlanPoint *point : order)
+      add(point->marking);
     return markings;
   }
 
-  /// policy=budget: searches on the model, then measures the front's
-  /// markings on their memory plans and returns the cheapest within the
-  /// budget, which is read in the plans' bytes.
+  /// policy=budget: searches on the model, then measures markings on their
+  /// memory plans (getMeasured) and returns the cheapest within the budget,
+  /// which is read in the plans' bytes.
   FailureOr<PlannedPoint> planBudget(const MarkingProblem &problem,
                                      raw_ostream &os) {
     BudgetPlanner planner(problem);
     numEvaluated += planner.getNumEvaluations();
     SmallVector<PlannedPoint> points;
     for (Marking &marking :
-         getFront(problem, planner.getCandidates(), planCandidates)) {
+         getMeasured(problem, planner.getCandidates(), planCandidates)) {
       std::string error;
-      FailureOr<PlanCost> cost =
-          problem.evaluatePlanned(marking, getPlanPipeline(planPipeline), error);
+      FailureOr<PlanCost> cost = problem.evaluatePlanned(
+          marking, getPlanPipeline(planPipeline), error);
       if (failed(cost)) {
         getOperation().emitError()
             << "-remat-mark: policy=budget needs the memory plan: " << error;
@@ -139,19 +171,18 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     int64_t lowest = unmarked;
     for (const PlannedPoint &point : points)
       lowest = std::min(lowest, point.cost.peakBytes);
-    int64_t budget =
-        budgetBytes.hasValue() ? static_cast<int64_t>(budgetBytes)
-        : budgetFraction.hasValue()
-            ? static_cast<int64_t>(budgetFraction * unmarked)
-            : lowest + static_cast<int64_t>(budgetBetween * (unmarked - lowest));
+    int64_t budget = budgetBytes.hasValue() ? static_cast<int64_t>(budgetBytes)
+                     : budgetFraction.hasValue()
+                         ? static_cast<int64_t>(budgetFraction * unmarked)
+                         : lowest + static_cast<int64_t>(budgetBetween *
+                                                         (unmarked - lowest));
     const PlannedPoint *best = nullptr;
     for (const PlannedPoint &point : points) {
       if (point.cost.peakBytes > budget)
         continue;
-      if (!best || std::make_pair(point.cost.recomputeFlops,
-                                  point.cost.peakBytes) <
-                       std::make_pair(best->cost.recomputeFlops,
-                                      best->cost.peakBytes))
+      if (!best ||
+          std::make_pair(point.cost.recomputeFlops, point.cost.peakBytes) <
+              std::make_pair(best->cost.recomputeFlops, best->cost.peakBytes))
         best = &point;
     }
     if (!best) {

@@ -455,6 +455,20 @@ Marking planSqrt(const MarkingProblem &problem) {
                         static_cast<unsigned>(std::ceil(std::sqrt(layers))));
 }
 
+SmallVector<Marking> getPolicyMarkings(const MarkingProblem &problem) {
+  size_t n = problem.size();
+  Marking everything(n, SegmentPath{0});
+  Marking heavySaved = everything;
+  for (auto [index, heavy] : llvm::enumerate(findHeavyOps(problem)))
+    if (heavy)
+      heavySaved[index].clear();
+  SmallVector<Marking> markings;
+  markings.push_back(std::move(everything));
+  markings.push_back(std::move(heavySaved));
+  markings.push_back(planSqrt(problem));
+  return markings;
+}
+
 Marking planSelective(const MarkingProblem &problem,
                       const llvm::StringSet<> &saveOps,
                       const llvm::StringSet<> &saveNames,
@@ -553,9 +567,8 @@ BudgetPlanner::BudgetPlanner(const MarkingProblem &problem,
       return marking;
     };
     // The other policies' plans, so that budget is never above them.
-    tryAdd(Marking(n, SegmentPath{0}));
-    tryAdd(withHeavySaved(Marking(n, SegmentPath{0})));
-    tryAdd(planSqrt(problem));
+    for (Marking &marking : getPolicyMarkings(problem))
+      tryAdd(std::move(marking));
     for (unsigned segments = 2; segments <= std::min<size_t>(64, n);
          ++segments) {
       tryAdd(planSequential(problem, segments));

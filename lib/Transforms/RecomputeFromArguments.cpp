@@ -42,16 +42,15 @@ bool isAlwaysAvailable(Value value, Block *body) {
 /// read from outside only values that are always available.
 bool hasRecomputableRegions(Operation *op, Block *body) {
   WalkResult effects = op->walk([&](Operation *nested) {
-    return nested == op || isMemoryEffectFree(nested)
-               ? WalkResult::advance()
-               : WalkResult::interrupt();
+    return nested == op || isMemoryEffectFree(nested) ? WalkResult::advance()
+                                                      : WalkResult::interrupt();
   });
   if (effects.wasInterrupted())
     return false;
   llvm::SetVector<Value> captured;
   getUsedValuesDefinedAbove(op->getRegions(), captured);
-  return llvm::all_of(captured,
-                      [&](Value value) { return isAlwaysAvailable(value, body); });
+  return llvm::all_of(
+      captured, [&](Value value) { return isAlwaysAvailable(value, body); });
 }
 
 /// If `op` is a link of an in-place chain, returns its destination (null for

@@ -60,7 +60,7 @@
 // bytes (and at the unmarked peak, and half way from the smallest peak) is
 // no mark at all. The model, which stores every value, would recompute.
 // test/Transforms/remat-mark-nested.mlir has budgets that need recomputing.
-// B64: remark: -remat-mark: policy=budget, segments: 0, predicted peak 64 bytes, recompute FLOPs 0, budget 64 bytes (4 markings measured on their memory plans, 367 on the model, every one-segment marking)
+// B64: remark: -remat-mark: policy=budget, segments: 0, predicted peak 64 bytes, recompute FLOPs 0, budget 64 bytes (48 markings measured on their memory plans, 367 on the model, every one-segment marking)
 // B64-NOT: remat.segment
 // Checks that -remat-report prints the plan, in text and JSON, and that the
 // checkpointed peak agrees with it.

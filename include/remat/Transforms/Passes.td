@@ -533,10 +533,12 @@ def RematMarkPass : Pass<"remat-mark", "mlir::func::FuncOp"> {
       smallest peak the planner reaches (T = 0) to the unmarked peak (T = 1),
       the scale of PyTorch's `activation_memory_budget`, which is never
       infeasible. The search runs on the liveness model (remat::MemoryProfile,
-      O(n log n) a marking); the decision on the memory plan: the markings of
-      the model's Pareto front (at most `plan-candidates`, evenly spread, the
-      unmarked step included) are measured on their plans and the cheapest
-      that fits is chosen. On the model, the search is exact (every subset of decision
+      O(n log n) a marking); the decision on the memory plan: at most
+      `plan-candidates` markings are measured on their plans (the unmarked
+      step, the model's Pareto front evenly spread, the plans of the
+      policies everything, everything but the heavy ops (dots_saveable) and
+      sqrt, then, as the step's size allows, the markings of lowest model
+      peak) and the cheapest that fits is chosen. On the model, the search is exact (every subset of decision
       ops as one segment) up to 14 decision ops; beyond, the cheapest of at
       most max(8, 1.5e6 / ops) and never more than 1500 evaluated markings
       (remat::BudgetOptions::getPoolLimit): the chain program's plans, the

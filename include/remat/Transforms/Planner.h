@@ -140,6 +140,12 @@ unsigned countLayers(const MarkingProblem &problem);
 /// Chen et al. 2016: sequential with N = ceil(sqrt(L)) segments.
 Marking planSqrt(const MarkingProblem &problem);
 
+/// The plans of the policies without options, which every planner that
+/// compares markings measures too, so that it is never above them:
+/// everything recomputed, everything but the heavy ops (FLOPs at least a
+/// tenth of the largest op's) recomputed, as JAX's dots_saveable, and sqrt.
+llvm::SmallVector<Marking> getPolicyMarkings(const MarkingProblem &problem);
+
 /// Selective checkpointing: every decision op in segment 0 (recomputed)
 /// except those whose op name is in `saveOps` or whose `remat.name` is in
 /// `saveNames`, which are saved. Returns the marking with the saved ops
