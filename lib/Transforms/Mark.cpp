@@ -37,25 +37,21 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
 
   /// Returns an error message if the options do not make a plan.
   std::string checkOptions() {
-    static const std::set<std::string> policies = {
-        "annotations", "sequential", "sqrt", "selective", "budget"};
-    if (!policies.count(policy))
-      return "unknown policy '" + policy +
-             "' (expected annotations, sequential, sqrt, selective or budget)";
-    if (policy == "sequential" && segments == 0)
+    if (policy == MarkPolicy::Sequential && segments == 0)
       return "policy=sequential needs segments=N with N >= 1";
-    if (policy != "sequential" && segments.hasValue())
+    if (policy != MarkPolicy::Sequential && segments.hasValue())
       return "segments= is an option of policy=sequential only";
-    if (policy != "selective" && (saveOps.hasValue() || saveNames.hasValue()))
+    if (policy != MarkPolicy::Selective &&
+        (saveOps.hasValue() || saveNames.hasValue()))
       return "save-ops= and save-names= are options of policy=selective only";
     bool hasBytes = budgetBytes.hasValue(),
          hasFraction = budgetFraction.hasValue();
     bool hasBetween = budgetBetween.hasValue();
     int budgetOptions = hasBytes + hasFraction + hasBetween;
-    if (policy != "budget" && budgetOptions > 0)
+    if (policy != MarkPolicy::Budget && budgetOptions > 0)
       return "budget-bytes=, budget-fraction= and budget-between= are options "
              "of policy=budget only";
-    if (policy == "budget") {
+    if (policy == MarkPolicy::Budget) {
       if (budgetOptions != 1)
         return "policy=budget needs exactly one of budget-bytes=, "
                "budget-fraction= and budget-between=";
@@ -214,7 +210,7 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     func::FuncOp function = getOperation();
     if (failed(verifyMarksTakeEffect(function)))
       return signalPassFailure();
-    if (policy == "annotations" || !getBackwardOp(function.getBody()))
+    if (policy == MarkPolicy::Annotations || !getBackwardOp(function.getBody()))
       return;
 
     FailureOr<MarkingProblem> problem = MarkingProblem::build(function);
@@ -227,13 +223,13 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     std::optional<int64_t> plannedBudget;
     std::string detail;
     llvm::raw_string_ostream os(detail);
-    if (policy == "sequential") {
+    if (policy == MarkPolicy::Sequential) {
       marking = planSequential(*problem, segments);
-    } else if (policy == "sqrt") {
+    } else if (policy == MarkPolicy::Sqrt) {
       unsigned layers = countLayers(*problem);
       marking = planSqrt(*problem);
       os << ", " << layers << " layers";
-    } else if (policy == "selective") {
+    } else if (policy == MarkPolicy::Selective) {
       llvm::StringSet<> ops, names;
       for (const std::string &name : saveOps)
         ops.insert(name);
@@ -265,7 +261,8 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     // The plan, for -remat-report.
     Builder builder(function.getContext());
     SmallVector<NamedAttribute> fields = {
-        builder.getNamedAttr("policy", builder.getStringAttr(policy)),
+        builder.getNamedAttr(
+            "policy", builder.getStringAttr(stringifyMarkPolicy(policy))),
         builder.getNamedAttr("segments",
                              builder.getI64IntegerAttr(used.size()))};
     if (cost) {
@@ -282,7 +279,8 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     // On the location, not the op: an op's diagnostics print the whole
     // function after the message.
     InFlightDiagnostic remark = emitRemark(function.getLoc());
-    remark << "-remat-mark: policy=" << policy << ", segments: " << used.size();
+    remark << "-remat-mark: policy=" << stringifyMarkPolicy(policy)
+           << ", segments: " << used.size();
     if (cost)
       remark << ", predicted peak " << cost->peakBytes
              << " bytes, recompute FLOPs " << cost->recomputeFlops;
@@ -291,3 +289,19 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
 };
 
 } // namespace
+
+StringRef remat::stringifyMarkPolicy(MarkPolicy policy) {
+  switch (policy) {
+  case MarkPolicy::Annotations:
+    return "annotations";
+  case MarkPolicy::Sequential:
+    return "sequential";
+  case MarkPolicy::Sqrt:
+    return "sqrt";
+  case MarkPolicy::Selective:
+    return "selective";
+  case MarkPolicy::Budget:
+    return "budget";
+  }
+  llvm_unreachable("unknown policy");
+}

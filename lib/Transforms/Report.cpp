@@ -96,14 +96,6 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
     totals["unplanned_buffers"] = plan->unplannedBuffers;
   }
 
-  LogicalResult initialize(MLIRContext *context) override {
-    if (format == "text" || format == "json")
-      return success();
-    return emitError(UnknownLoc::get(context))
-           << "-remat-report: unknown format '" << format
-           << "' (expected text or json)";
-  }
-
   void runOnOperation() override {
     llvm::json::Array functions;
     WalkResult walk = getOperation().walk([&](FunctionOpInterface function) {
@@ -128,7 +120,7 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
       emitError(getOperation().getLoc()) << "-remat-report: " << error;
       return signalPassFailure();
     }
-    if (format == "json") {
+    if (format == ReportFormat::Json) {
       // json::Object's initializer lists copy their values: move instead.
       llvm::json::Object root;
       root["version"] = 1;

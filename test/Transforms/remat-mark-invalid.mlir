@@ -21,7 +21,7 @@
 // remat-opt (they have no source location), and that a budget below every
 // reachable peak, an error of this step, is located at the function and
 // names the smallest.
-// POLICY: remat-opt: error: -remat-mark: unknown policy 'fastest' (expected annotations, sequential, sqrt, selective or budget)
+// POLICY: remat-opt: for the --policy option: Cannot find option named 'fastest'!
 // NOSEG: error: -remat-mark: policy=sequential needs segments=N with N >= 1
 // SEGOTHER: error: -remat-mark: segments= is an option of policy=sequential only
 // ONEBUDGET: error: -remat-mark: policy=budget needs exactly one of budget-bytes=, budget-fraction= and budget-between=

@@ -2,7 +2,7 @@
 // RUN: remat-opt %s -split-input-file -remat-report -verify-diagnostics -o /dev/null
 
 // Checks that an unknown format is refused.
-// FORMAT: error: -remat-report: unknown format 'yaml' (expected text or json)
+// FORMAT: for the --format option: Cannot find option named 'yaml'!
 
 // Checks that a tensor of dynamic shape cannot be priced.
 func.func @dynamic(%x: tensor<?xf32>) -> tensor<4xf32> {

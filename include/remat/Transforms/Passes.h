@@ -16,6 +16,15 @@
 
 namespace remat {
 
+/// How -remat-mark chooses segments (its `policy` option).
+enum class MarkPolicy { Annotations, Sequential, Sqrt, Selective, Budget };
+
+/// The option value that names `policy`, as remat.plan records it.
+llvm::StringRef stringifyMarkPolicy(MarkPolicy policy);
+
+/// The output format of -remat-report (its `format` option).
+enum class ReportFormat { Text, Json };
+
 #define GEN_PASS_DECL
 #include "remat/Transforms/Passes.h.inc"
 

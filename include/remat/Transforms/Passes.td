@@ -207,8 +207,12 @@ def RematReportPass : Pass<"remat-report", "mlir::ModuleOp"> {
     the plan costs one bufferization of the module.
   }];
   let options = [
-    Option<"format", "format", "std::string", /*default=*/"\"text\"",
-           "Output format: text or json">,
+    Option<"format", "format", "remat::ReportFormat",
+           /*default=*/"remat::ReportFormat::Text", "Output format",
+           [{::llvm::cl::values(
+             clEnumValN(remat::ReportFormat::Text, "text", "for people"),
+             clEnumValN(remat::ReportFormat::Json, "json",
+                        "for scripts (docs/Report.md)"))}]>,
     Option<"outputFile", "output-file", "std::string", /*default=*/"\"-\"",
            "Where to write the report ('-' for stdout)">,
     Option<"planPipeline", "plan-pipeline", "std::string",
@@ -582,8 +586,20 @@ def RematMarkPass : Pass<"remat-mark", "mlir::func::FuncOp"> {
     ```
   }];
   let options = [
-    Option<"policy", "policy", "std::string", /*default=*/"\"annotations\"",
-           "annotations, sequential, sqrt, selective or budget">,
+    Option<"policy", "policy", "remat::MarkPolicy",
+           /*default=*/"remat::MarkPolicy::Annotations",
+           "How segments are chosen",
+           [{::llvm::cl::values(
+             clEnumValN(remat::MarkPolicy::Annotations, "annotations",
+                        "keep the marks the step has"),
+             clEnumValN(remat::MarkPolicy::Sequential, "sequential",
+                        "checkpoint_sequential with segments=N"),
+             clEnumValN(remat::MarkPolicy::Sqrt, "sqrt",
+                        "sequential with ceil(sqrt(layers)) segments"),
+             clEnumValN(remat::MarkPolicy::Selective, "selective",
+                        "recompute all but save-ops / save-names"),
+             clEnumValN(remat::MarkPolicy::Budget, "budget",
+                        "fewest recompute FLOPs within a peak budget"))}]>,
     Option<"segments", "segments", "unsigned", /*default=*/"0",
            "Number of segments of policy=sequential">,
     ListOption<"saveOps", "save-ops", "std::string",
