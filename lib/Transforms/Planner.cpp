@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/APInt.h"
 
 #ifdef REMAT_HAVE_GLPK
 #include <glpk.h>
@@ -685,11 +686,14 @@ int64_t BudgetPlanner::relaxationBound(int64_t budget,
     }
     SmallVector<std::pair<unsigned, int64_t>, 0> terms(row.terms);
     llvm::sort(terms, [&](auto a, auto b) {
-      // f_a / b_a < f_b / b_b, in integers (FLOPs and bytes stay far below
-      // 2^31 on the graphs where a product could overflow 2^63 otherwise).
-      __int128 x = static_cast<__int128>(problem.getFlops(a.first)) * b.second;
-      __int128 y = static_cast<__int128>(problem.getFlops(b.first)) * a.second;
-      return x != y ? x < y : a.first < b.first;
+      // f_a / b_a < f_b / b_b, as exact products of two 64-bit integers.
+      llvm::APInt x = llvm::APInt(64, problem.getFlops(a.first), true)
+                          .sext(128) *
+                      llvm::APInt(64, b.second, true).sext(128);
+      llvm::APInt y = llvm::APInt(64, problem.getFlops(b.first), true)
+                          .sext(128) *
+                      llvm::APInt(64, a.second, true).sext(128);
+      return x != y ? x.slt(y) : a.first < b.first;
     });
     double flops = 0;
     for (auto [index, bytes] : terms) {
@@ -726,7 +730,7 @@ const BudgetAnswer &BudgetPlanner::answer(int64_t budget) {
     return result;
   }
   if (result.plan && result.plan->cost.recomputeFlops <= result.lowerBound) {
-    result.method = BudgetMethod::Ilp;
+    result.method = BudgetMethod::Bound;
     result.note = "the pool's best meets the relaxation's bound";
     return result;
   }

@@ -362,7 +362,8 @@ TEST_F(PlannerTest, BudgetEqualsBruteForceAndIsMonotone) {
           EXPECT_LE(solved.plan->cost.peakBytes, budget);
           EXPECT_GE(solved.plan->cost.recomputeFlops, optimum);
         }
-        if (solved.method == BudgetMethod::Ilp) {
+        if (solved.method == BudgetMethod::Ilp ||
+            solved.method == BudgetMethod::Bound) {
           ASSERT_TRUE(solved.plan) << source << "budget " << budget;
           EXPECT_EQ(solved.plan->cost.recomputeFlops, optimum)
               << source << "budget " << budget;

@@ -210,6 +210,9 @@ struct PlanPoint {
 enum class BudgetMethod {
   /// Every subset of decision ops measured.
   Exhaustive,
+  /// The pool's best already meets the saved-bytes relaxation's bound:
+  /// optimal, no ILP needed.
+  Bound,
   /// The ILP over the saved-bytes relaxation, each solution measured, closed
   /// its gap: optimal.
   Ilp,
