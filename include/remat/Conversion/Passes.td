@@ -140,6 +140,36 @@ def RematMatmulToBlasPass : Pass<"remat-matmul-to-blas", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect"];
 }
 
+def RematFuseElementwisePass
+    : Pass<"remat-fuse-elementwise", "mlir::func::FuncOp"> {
+  let summary = "Fuse elementwise linalg ops on tensors, except into windows";
+  let description = [{
+    Upstream's `-linalg-fuse-elementwise-ops` (the same patterns: a
+    producer fused into its only user, reshapes folded by expansion, the
+    canonicalizations), with one more rule: nothing is fused into an op
+    that reads an operand through a window, an indexing map result such as
+    `d5 + d2` (a convolution, its filter gradient, pooling). Such an op reads
+    each element of its operands many times, so a fused producer would be
+    recomputed as many times (72 times for a 3x3 filter gradient over 8
+    channels), and `-remat-conv-to-blas` hands operands, not fused bodies,
+    to the runtime's kernels.
+
+    Before:
+    ```mlir
+    %g = linalg.generic {...["parallel", ...]} ins(%a, %b) ... { mulf }
+    %dw = linalg.generic {indexing_maps = [(d4, d0, d5, d6),
+                                           (d4, d1, d5 + d2, d6 + d3), ...]}
+        ins(%g, %x) outs(%init) { mulf, addf }
+    ```
+    After: unchanged; upstream's pass would compute `%g` inside `%dw`.
+  }];
+  let dependentDialects = [
+    "mlir::affine::AffineDialect",
+    "mlir::linalg::LinalgDialect",
+    "mlir::tensor::TensorDialect"
+  ];
+}
+
 def RematMapToGPUPass : Pass<"remat-map-to-gpu", "mlir::func::FuncOp"> {
   let summary = "Turn the loops of a bufferized step into GPU-mapped parallel loops";
   let description = [{

@@ -74,7 +74,7 @@ void remat::buildRematBufferizePipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createRematFoldBroadcastsPass());
   if (fuseElementwise)
-    pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+    pm.addNestedPass<func::FuncOp>(createRematFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createRematSplitSharedInitsPass());
 
