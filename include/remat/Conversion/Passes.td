@@ -170,6 +170,57 @@ def RematFuseElementwisePass
   ];
 }
 
+def RematConvToBlasPass : Pass<"remat-conv-to-blas", "mlir::ModuleOp"> {
+  let summary = "Call the runtime's convolution kernels for f32 convolutions on buffers";
+  let description = [{
+    Rewrites every linalg op on static f32 memrefs that computes a 2-D (or
+    1-D) convolution, `out += a * b` summed over a window, into a call to
+    the runtime: the forward form (`linalg.conv_2d_nchw_fchw`,
+    `conv_2d_ngchw_gfchw`, the depthwise ones, or a generic with the same
+    maps) to `remat_conv2d_f32`, the filter-gradient form
+    (`dW[f, c, kh, kw] += dY[n, f, oh, ow] * X[n, c, oh * s + kh * d, ...]`)
+    to `remat_conv2d_filter_grad_f32`. Ops are recognised by their indexing
+    maps, iterator types and body, not by their names: the image is the
+    input read through compound results `oh * s + kh * d`, and each other
+    loop dimension is a batch, group, output or input channel by the
+    operands it indexes. Each operand is passed as a rank-5 strided view in
+    the runtime's order (image [N, G, C, H, W], filter [G, F, C, KH, KW],
+    response [N, G, F, OH, OW]; a role the op lacks has size 1) with the
+    strides and dilations as i64 arguments.
+
+    The kernels allocate nothing: they pack im2col tiles of the image into
+    a bounded stack buffer and call `cblas_sgemm` per tile (sums in a fixed
+    order, whatever the thread count), or run a direct loop nest where a
+    GEMM would be degenerate (depthwise filters) or a layout does not
+    collapse into matrices, so the memory plan and the measured peak are
+    those of the loops they replace. Other element types, dynamic shapes
+    and other bodies (pooling, say) stay linalg ops and become loops.
+
+    Before:
+    ```mlir
+    linalg.conv_2d_nchw_fchw ins(%x, %w : memref<2x3x6x6xf32>, memref<4x3x3x3xf32>)
+                             outs(%y : memref<2x4x4x4xf32>)
+    ```
+    After:
+    ```mlir
+    %base, %offset, %sizes:4, %strides:4 = memref.extract_strided_metadata %x ...
+    %vx = memref.reinterpret_cast %base to offset: [%offset],
+        sizes: [%sizes#0, %c1, %sizes#1, %sizes#2, %sizes#3], strides: [...]
+    ...
+    call @remat_conv2d_f32(%vx, %vw, %vy, %c1_i64, %c1_i64, %c1_i64, %c1_i64)
+    ```
+  }];
+  let statistics = [
+    Statistic<"numConvolutions", "convolutions", "Convolutions that call the runtime">
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::func::FuncDialect",
+    "mlir::LLVM::LLVMDialect",
+    "mlir::memref::MemRefDialect"
+  ];
+}
+
 def RematMapToGPUPass : Pass<"remat-map-to-gpu", "mlir::func::FuncOp"> {
   let summary = "Turn the loops of a bufferized step into GPU-mapped parallel loops";
   let description = [{

@@ -139,8 +139,10 @@ void remat::buildRematLowerCPUPipeline(OpPassManager &pm,
                                        const RematLowerCPUOptions &options) {
   buildRematBufferizePipeline(pm, options.fuseElementwise, options.planArena,
                               options.schedule);
-  if (options.useBlas)
+  if (options.useBlas) {
     pm.addPass(createRematMatmulToBlasPass());
+    pm.addPass(createRematConvToBlasPass());
+  }
 
   // Loops, then LLVM; heap allocations call the runtime's counting
   // allocator (_mlir_memref_to_llvm_aligned_alloc / _free), which sees each
