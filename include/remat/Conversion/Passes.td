@@ -221,6 +221,36 @@ def RematConvToBlasPass : Pass<"remat-conv-to-blas", "mlir::ModuleOp"> {
   ];
 }
 
+def RematStridedCopiesToLinalgPass
+    : Pass<"remat-strided-copies-to-linalg", "mlir::func::FuncOp"> {
+  let summary = "Copy strided buffers with generated loops, not the C runner's memrefCopy";
+  let description = [{
+    memref-to-llvm lowers a `memref.copy` between contiguous buffers to one
+    memcpy, and any other (a padded convolution input's interior, say) to a
+    call of the C runner utils' `memrefCopy`, which copies one element at a
+    time through a rank-generic index loop and a memcpy call per element.
+    This pass rewrites each such copy on ranked memrefs into a `linalg.copy`,
+    which `-convert-linalg-to-loops` turns into a loop nest that LLVM
+    compiles (and vectorizes) for the static shapes. Contiguous copies stay
+    memcpy. No buffer is added or removed.
+
+    Before:
+    ```mlir
+    memref.copy %x, %sub : memref<16x32x16x16xf32>
+        to memref<16x32x16x16xf32, strided<[10368, 324, 18, 1], offset: 19>>
+    ```
+    After:
+    ```mlir
+    linalg.copy ins(%x : memref<16x32x16x16xf32>)
+        outs(%sub : memref<16x32x16x16xf32, strided<[10368, 324, 18, 1], offset: 19>>)
+    ```
+  }];
+  let statistics = [
+    Statistic<"numCopies", "copies", "Strided copies that became linalg.copy">
+  ];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def RematMapToGPUPass : Pass<"remat-map-to-gpu", "mlir::func::FuncOp"> {
   let summary = "Turn the loops of a bufferized step into GPU-mapped parallel loops";
   let description = [{

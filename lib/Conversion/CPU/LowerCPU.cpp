@@ -147,6 +147,7 @@ void remat::buildRematLowerCPUPipeline(OpPassManager &pm,
   // Loops, then LLVM; heap allocations call the runtime's counting
   // allocator (_mlir_memref_to_llvm_aligned_alloc / _free), which sees each
   // buffer's exact size rather than size plus alignment padding.
+  pm.addNestedPass<func::FuncOp>(createRematStridedCopiesToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   addRematLoopsToCFPasses(pm);
   // Math ops LLVM has intrinsics or expansions for (rsqrt, exp, ...) first;
