@@ -41,6 +41,26 @@ void _mlir_ciface_remat_matmul_f32(StridedMemRefType<float, 2> *a,
 void _mlir_ciface_remat_batch_matmul_f32(StridedMemRefType<float, 3> *a,
                                          StridedMemRefType<float, 3> *b,
                                          StridedMemRefType<float, 3> *c);
+
+/// response += conv(image, filter) on f32 views image [N, G, C, H, W],
+/// filter [G, F, C, KH, KW] and response [N, G, F, OH, OW]:
+/// response[n, g, f, oh, ow] += sum over c, kh, kw of
+/// image[n, g, c, oh * strideH + kh * dilationH, ow * strideW +
+/// kw * dilationW] * filter[g, f, c, kh, kw]. Through im2col tiles on the
+/// stack (256 KiB) into cblas_sgemm, or direct loops for depthwise shapes and
+/// layouts sgemm cannot read; allocates nothing. Sizes that disagree or a
+/// window past the image end the process with a message.
+void _mlir_ciface_remat_conv2d_f32(StridedMemRefType<float, 5> *image,
+                                   StridedMemRefType<float, 5> *filter,
+                                   StridedMemRefType<float, 5> *response,
+                                   int64_t strideH, int64_t strideW,
+                                   int64_t dilationH, int64_t dilationW);
+/// filter += the same sums over n, oh, ow instead (a filter gradient, the
+/// response being the output's gradient).
+void _mlir_ciface_remat_conv2d_filter_grad_f32(
+    StridedMemRefType<float, 5> *image, StridedMemRefType<float, 5> *filter,
+    StridedMemRefType<float, 5> *response, int64_t strideH, int64_t strideW,
+    int64_t dilationH, int64_t dilationW);
 }
 
 namespace remat::runtime {

@@ -101,7 +101,7 @@ cl::opt<uint64_t> rngSeed(
     cl::desc("Seed of the step's generator, which 'remat.rng_seed' reads "
              "(default: the --random-inputs seed, else 0)"),
     cl::cat(category));
-cl::opt<bool> noBlas("no-blas", cl::desc("Lower matmuls to loops, not BLAS"),
+cl::opt<bool> noBlas("no-blas", cl::desc("Lower matmuls and convolutions to loops, not BLAS"),
                      cl::cat(category));
 cl::opt<bool> noArena(
     "no-arena",

@@ -29,7 +29,9 @@ struct RematLowerCPUOptions
     : public mlir::PassPipelineOptions<RematLowerCPUOptions> {
   PassOptions::Option<bool> useBlas{
       *this, "use-blas",
-      llvm::cl::desc("Call the BLAS for f32 matmuls (else: loops)"),
+      llvm::cl::desc("Call the BLAS for f32 matmuls and the runtime's "
+                     "convolution kernels for f32 convolutions (else: "
+                     "loops)"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> fuseElementwise{
       *this, "fuse-elementwise",

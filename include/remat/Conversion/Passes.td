@@ -140,6 +140,117 @@ def RematMatmulToBlasPass : Pass<"remat-matmul-to-blas", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect"];
 }
 
+def RematFuseElementwisePass
+    : Pass<"remat-fuse-elementwise", "mlir::func::FuncOp"> {
+  let summary = "Fuse elementwise linalg ops on tensors, except into windows";
+  let description = [{
+    Upstream's `-linalg-fuse-elementwise-ops` (the same patterns: a
+    producer fused into its only user, reshapes folded by expansion, the
+    canonicalizations), with one more rule: nothing is fused into an op
+    that reads an operand through a window, an indexing map result such as
+    `d5 + d2` (a convolution, its filter gradient, pooling). Such an op reads
+    each element of its operands many times, so a fused producer would be
+    recomputed as many times (72 times for a 3x3 filter gradient over 8
+    channels), and `-remat-conv-to-blas` hands operands, not fused bodies,
+    to the runtime's kernels.
+
+    Before:
+    ```mlir
+    %g = linalg.generic {...["parallel", ...]} ins(%a, %b) ... { mulf }
+    %dw = linalg.generic {indexing_maps = [(d4, d0, d5, d6),
+                                           (d4, d1, d5 + d2, d6 + d3), ...]}
+        ins(%g, %x) outs(%init) { mulf, addf }
+    ```
+    After: unchanged; upstream's pass would compute `%g` inside `%dw`.
+  }];
+  let dependentDialects = [
+    "mlir::affine::AffineDialect",
+    "mlir::linalg::LinalgDialect",
+    "mlir::tensor::TensorDialect"
+  ];
+}
+
+def RematConvToBlasPass : Pass<"remat-conv-to-blas", "mlir::ModuleOp"> {
+  let summary = "Call the runtime's convolution kernels for f32 convolutions on buffers";
+  let description = [{
+    Rewrites every linalg op on static f32 memrefs that computes a 2-D (or
+    1-D) convolution, `out += a * b` summed over a window, into a call to
+    the runtime: the forward form (`linalg.conv_2d_nchw_fchw`,
+    `conv_2d_ngchw_gfchw`, the depthwise ones, or a generic with the same
+    maps) to `remat_conv2d_f32`, the filter-gradient form
+    (`dW[f, c, kh, kw] += dY[n, f, oh, ow] * X[n, c, oh * s + kh * d, ...]`)
+    to `remat_conv2d_filter_grad_f32`. Ops are recognised by their indexing
+    maps, iterator types and body, not by their names: the image is the
+    input read through compound results `oh * s + kh * d`, and each other
+    loop dimension is a batch, group, output or input channel by the
+    operands it indexes. Each operand is passed as a rank-5 strided view in
+    the runtime's order (image [N, G, C, H, W], filter [G, F, C, KH, KW],
+    response [N, G, F, OH, OW]; a role the op lacks has size 1) with the
+    strides and dilations as i64 arguments.
+
+    The kernels allocate nothing: they pack im2col tiles of the image into
+    a bounded stack buffer and call `cblas_sgemm` per tile (sums in a fixed
+    order, whatever the thread count), or run a direct loop nest where a
+    GEMM would be degenerate (depthwise filters) or a layout does not
+    collapse into matrices, so the memory plan and the measured peak are
+    those of the loops they replace. Other element types, dynamic shapes
+    and other bodies (pooling, say) stay linalg ops and become loops.
+
+    Before:
+    ```mlir
+    linalg.conv_2d_nchw_fchw ins(%x, %w : memref<2x3x6x6xf32>, memref<4x3x3x3xf32>)
+                             outs(%y : memref<2x4x4x4xf32>)
+    ```
+    After:
+    ```mlir
+    %base, %offset, %sizes:4, %strides:4 = memref.extract_strided_metadata %x ...
+    %vx = memref.reinterpret_cast %base to offset: [%offset],
+        sizes: [%sizes#0, %c1, %sizes#1, %sizes#2, %sizes#3], strides: [...]
+    ...
+    call @remat_conv2d_f32(%vx, %vw, %vy, %c1_i64, %c1_i64, %c1_i64, %c1_i64)
+    ```
+  }];
+  let statistics = [
+    Statistic<"numConvolutions", "convolutions", "Convolutions that call the runtime">
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::func::FuncDialect",
+    "mlir::LLVM::LLVMDialect",
+    "mlir::memref::MemRefDialect"
+  ];
+}
+
+def RematStridedCopiesToLinalgPass
+    : Pass<"remat-strided-copies-to-linalg", "mlir::func::FuncOp"> {
+  let summary = "Copy strided buffers with generated loops, not the C runner's memrefCopy";
+  let description = [{
+    memref-to-llvm lowers a `memref.copy` between contiguous buffers to one
+    memcpy, and any other (a padded convolution input's interior, say) to a
+    call of the C runner utils' `memrefCopy`, which copies one element at a
+    time through a rank-generic index loop and a memcpy call per element.
+    This pass rewrites each such copy on ranked memrefs into a `linalg.copy`,
+    which `-convert-linalg-to-loops` turns into a loop nest that LLVM
+    compiles (and vectorizes) for the static shapes. Contiguous copies stay
+    memcpy. No buffer is added or removed.
+
+    Before:
+    ```mlir
+    memref.copy %x, %sub : memref<16x32x16x16xf32>
+        to memref<16x32x16x16xf32, strided<[10368, 324, 18, 1], offset: 19>>
+    ```
+    After:
+    ```mlir
+    linalg.copy ins(%x : memref<16x32x16x16xf32>)
+        outs(%sub : memref<16x32x16x16xf32, strided<[10368, 324, 18, 1], offset: 19>>)
+    ```
+  }];
+  let statistics = [
+    Statistic<"numCopies", "copies", "Strided copies that became linalg.copy">
+  ];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def RematMapToGPUPass : Pass<"remat-map-to-gpu", "mlir::func::FuncOp"> {
   let summary = "Turn the loops of a bufferized step into GPU-mapped parallel loops";
   let description = [{

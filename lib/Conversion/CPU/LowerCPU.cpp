@@ -76,7 +76,7 @@ void remat::buildRematBufferizePipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createRematFoldBroadcastsPass());
   if (fuseElementwise)
-    pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+    pm.addNestedPass<func::FuncOp>(createRematFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createRematSplitSharedInitsPass());
 
@@ -141,12 +141,15 @@ void remat::buildRematLowerCPUPipeline(OpPassManager &pm,
                                        const RematLowerCPUOptions &options) {
   buildRematBufferizePipeline(pm, options.fuseElementwise, options.planArena,
                               options.schedule);
-  if (options.useBlas)
+  if (options.useBlas) {
     pm.addPass(createRematMatmulToBlasPass());
+    pm.addPass(createRematConvToBlasPass());
+  }
 
   // Loops, then LLVM; heap allocations call the runtime's counting
   // allocator (_mlir_memref_to_llvm_aligned_alloc / _free), which sees each
   // buffer's exact size rather than size plus alignment padding.
+  pm.addNestedPass<func::FuncOp>(createRematStridedCopiesToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   addRematLoopsToCFPasses(pm);
   // Math ops LLVM has intrinsics or expansions for (rsqrt, exp, ...) first;
