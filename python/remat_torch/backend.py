@@ -23,21 +23,40 @@ def _check(policy, budget, backend):
                          f"{', '.join(BACKENDS)}, or a compiler fn(gm, example_inputs))")
 
 
-def _partitioner(policy, budget, remat_opt, debug):
+def _partitioner_class():
     import torch._inductor.custom_graph_pass as cgp
 
     class RematPartitioner(cgp.CustomPartitionerFn):
+        """Inductor's custom_partitioner_fn: remat_torch.partition after
+        Inductor's joint-graph passes."""
+
+        def __init__(self, policy, budget, remat_opt, debug):
+            self.policy, self.budget = policy, budget
+            self.remat_opt, self.debug = remat_opt, debug
+
         def __call__(self, gm, joint_inputs, **kw):
             kw.pop("compiler", None)
-            return _partition.partition(gm, joint_inputs, policy=policy, budget=budget,
-                                        remat_opt=remat_opt, debug=debug, **kw)
+            return _partition.partition(gm, joint_inputs, policy=self.policy,
+                                        budget=self.budget, remat_opt=self.remat_opt,
+                                        debug=self.debug, **kw)
+
+        def __reduce__(self):
+            # Inductor pickles its configuration into cache keys.
+            return (_make_partitioner, (self.policy, self.budget, self.remat_opt, None))
 
         def uuid(self):
             # Inductor's FX graph cache would hand back another plan's
             # graphs: no caching.
             return None
 
-    return RematPartitioner()
+    return RematPartitioner
+
+
+def _make_partitioner(policy, budget, remat_opt, debug):
+    global RematPartitioner
+    if "RematPartitioner" not in globals():
+        RematPartitioner = _partitioner_class()
+    return RematPartitioner(policy, budget, remat_opt, debug)
 
 
 def make_backend(policy="budget", budget=0.5, backend="inductor", remat_opt=None,
@@ -53,7 +72,8 @@ def make_backend(policy="budget", budget=0.5, backend="inductor", remat_opt=None
         if backend == "inductor":
             from torch._inductor.compile_fx import compile_fx
             return compile_fx(gm, example_inputs, config_patches={
-                "custom_partitioner_fn": _partitioner(policy, budget, remat_opt, debug)})
+                "custom_partitioner_fn": _make_partitioner(policy, budget, remat_opt,
+                                                           debug)})
         from torch._decomp import core_aten_decompositions
         from torch._dynamo.backends.common import aot_autograd
         from torch._functorch.aot_autograd import make_boxed_func
@@ -99,6 +119,8 @@ def remat_backend(gm, example_inputs, options=None):
 
 def register():
     """Registers remat_backend as torch.compile's backend "remat" (once)."""
-    from torch._dynamo.backends.registry import _COMPILER_FNS, register_backend
-    if "remat" not in _COMPILER_FNS:
+    from torch._dynamo.backends.registry import _BACKENDS, _COMPILER_FNS, register_backend
+    # An installed package's entry point (python/pyproject.toml) registers
+    # it when torch.compile first looks the name up.
+    if "remat" not in _COMPILER_FNS and _BACKENDS.get("remat") is None:
         register_backend(remat_backend, name="remat")

@@ -38,9 +38,9 @@ class RematOptNotFound(RuntimeError):
 
 
 def find_remat_opt():
-    """remat-opt from $REMAT_OPT, the build tree next to this package
-    (build/bin, or $REMAT_BUILD_DIR/bin), or PATH. Raises RematOptNotFound
-    naming every place it looked."""
+    """remat-opt from $REMAT_OPT, the build tree ($REMAT_BUILD_DIR/bin, or
+    build/bin of the source tree this package is in), or PATH. Raises
+    RematOptNotFound naming every place it looked."""
     looked = []
     env = os.environ.get("REMAT_OPT")
     if env:
@@ -49,8 +49,12 @@ def find_remat_opt():
         looked.append(f"REMAT_OPT={env} (not an executable file)")
     else:
         looked.append("REMAT_OPT (not set)")
+    # The source tree's build (python/remat_torch/ -> build/bin), when this
+    # package is not an installed copy.
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    builds = [os.environ.get("REMAT_BUILD_DIR"), os.path.join(root, "build")]
+    builds = [os.environ.get("REMAT_BUILD_DIR")]
+    if os.path.isfile(os.path.join(root, "CMakeLists.txt")):
+        builds.append(os.path.join(root, "build"))
     for build in filter(None, builds):
         path = os.path.join(build, "bin", "remat-opt")
         if os.path.isfile(path) and os.access(path, os.X_OK):

@@ -1,7 +1,7 @@
 """Trains a model with remat_torch.compile and checks it against PyTorch.
 
     check_partition.py train MODULE:FACTORY POLICY [--budget B] [--steps N]
-                       [--checkpoint] [--backend NAME]
+                       [--checkpoint] [--backend NAME] [--remat-opt PATH]
         dropout 0: 20 (N) SGD steps of remat_torch.compile(model) and of the
         uncompiled eager model from the same parameters; every step's loss
         and the final parameters and buffers within 1e-5 (max |a - b| /
@@ -17,6 +17,8 @@
         eager, with exactly one warning, which is printed.
     check_partition.py missing
         remat_torch.compile without remat-opt anywhere: the error.
+
+Several checks run in one process with '+' between them.
 """
 
 import argparse
@@ -24,7 +26,6 @@ import copy
 import importlib
 import importlib.util
 import os
-import shutil
 import sys
 import warnings
 
@@ -164,9 +165,6 @@ def cmd_missing(args):
 
 
 def main():
-    # The remat-opt under test is the one lit puts on PATH.
-    if os.environ.get("REMAT_OPT") is None and shutil.which("remat-opt"):
-        os.environ["REMAT_OPT"] = shutil.which("remat-opt")
     ap = argparse.ArgumentParser()
     ap.add_argument("command", choices=["train", "dropout", "unmapped", "missing"])
     ap.add_argument("model", nargs="?")
@@ -177,10 +175,24 @@ def main():
     ap.add_argument("--backend", default="aot_eager")
     ap.add_argument("--size", action="append", default=[],
                     help="KEY=N: a size argument of the factory (batch=8)")
-    args = ap.parse_args()
-    torch.manual_seed(0)
-    {"train": cmd_train, "dropout": cmd_dropout, "unmapped": cmd_unmapped,
-     "missing": cmd_missing}[args.command](args)
+    ap.add_argument("--remat-opt", help="the remat-opt under test (REMAT_OPT)")
+    # One process runs every check of a test file ('+' between them): torch
+    # imports once. Tests share the machine's cores: one thread each.
+    torch.set_num_threads(1)
+    argv, checks = sys.argv[1:], [[]]
+    for word in argv:
+        if word == "+":
+            checks.append([])
+        else:
+            checks[-1].append(word)
+    for check in checks:
+        args = ap.parse_intermixed_args(check)
+        if args.remat_opt:
+            os.environ["REMAT_OPT"] = args.remat_opt
+        torch.manual_seed(0)
+        {"train": cmd_train, "dropout": cmd_dropout, "unmapped": cmd_unmapped,
+         "missing": cmd_missing}[args.command](args)
+        sys.stdout.flush()
 
 
 if __name__ == "__main__":
