@@ -291,12 +291,15 @@ class _Lowering:
             self._pin(node, f"{what}{detail}")
             return
         val = node.meta.get("val")
-        for i, (r, v) in enumerate(zip(_flat(result), _flat(val))):
-            if isinstance(r, E.Value) and isinstance(v, torch.Tensor) and \
-                    tuple(r.shape) != tuple(v.shape):
+        for r, v in zip(_flat(result), _flat(val)):
+            if isinstance(r, E.Value) and isinstance(v, torch.Tensor) and (
+                    tuple(r.shape) != tuple(v.shape)
+                    or r.dtype != _mlir_dtype(torch, v.dtype)):
+                # A form the mapping does not take (a boolean operand of
+                # an arithmetic op, as Inductor's dropout has it).
                 del lines[mark:]
-                self._pin(node, f"{node.target} (internal: shape {r.shape}, torch "
-                                f"says {tuple(v.shape)})")
+                e.counter = counter
+                self._pin(node, f"{node.target} (mixed element types)")
                 return
         index = isinstance(result, (tuple, list))
         results = {}
@@ -557,7 +560,11 @@ def partition(joint_module, joint_inputs, *, num_fwd_outputs, policy="budget",
         return _fallback(joint_module, joint_inputs, num_fwd_outputs,
                          static_lifetime_input_indices,
                          "no gradient of the graph is computed by ops remat maps")
-    out = _run_remat_opt(mlir, policy, budget, remat_opt)
+    try:
+        out = _run_remat_opt(mlir, policy, budget, remat_opt)
+    except (RuntimeError, OSError) as err:
+        return _fallback(joint_module, joint_inputs, num_fwd_outputs,
+                         static_lifetime_input_indices, str(err))
     ops, args = saved_values(out, len(low.step_args))
 
     bwd = low.bwd

@@ -15,6 +15,8 @@
     check_partition.py unmapped MODULE:FACTORY
         a model with an op remat does not map: trains with the losses of
         eager, with exactly one warning, which is printed.
+    check_partition.py broken MODULE:FACTORY --remat-opt FAILING
+        remat-opt fails: one warning, the default partition, eager's losses.
     check_partition.py missing
         remat_torch.compile without remat-opt anywhere: the error.
 
@@ -149,6 +151,27 @@ def cmd_unmapped(args):
         sys.exit(1)
 
 
+def cmd_broken(args):
+    """remat-opt fails (here: `false`): the graph falls back to AOTAutograd's
+    default partition with one warning, and the model trains."""
+    model, inputs = load(args.model, args.size, dropout=0.0)
+    eager = copy.deepcopy(model)
+    compiled = remat_torch.compile(model, policy="sqrt", backend=args.backend,
+                                   remat_opt=args.remat_opt)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        losses, _ = train(compiled, inputs, args.steps)
+    ref, _ = train(eager, inputs, args.steps)
+    ours = [w for w in caught if "remat_torch" in str(w.message)]
+    for w in ours:
+        print(f"warning: {w.message}")
+    worst = max(rel(a, b) for a, b in zip(losses, ref))
+    print(f"{len(ours)} warning(s); losses {'within' if worst <= 1e-5 else 'NOT within'} "
+          f"1e-5 of eager")
+    if worst > 1e-5:
+        sys.exit(1)
+
+
 def cmd_missing(args):
     os.environ["REMAT_OPT"] = "/nonexistent/remat-opt"
     os.environ["REMAT_BUILD_DIR"] = "/nonexistent/build"
@@ -166,7 +189,7 @@ def cmd_missing(args):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("command", choices=["train", "dropout", "unmapped", "missing"])
+    ap.add_argument("command", choices=["train", "dropout", "unmapped", "broken", "missing"])
     ap.add_argument("model", nargs="?")
     ap.add_argument("policy", nargs="?", default="budget")
     ap.add_argument("--budget", type=float, default=0.5)
@@ -191,7 +214,7 @@ def main():
             os.environ["REMAT_OPT"] = args.remat_opt
         torch.manual_seed(0)
         {"train": cmd_train, "dropout": cmd_dropout, "unmapped": cmd_unmapped,
-         "missing": cmd_missing}[args.command](args)
+         "broken": cmd_broken, "missing": cmd_missing}[args.command](args)
         sys.stdout.flush()
 
 
