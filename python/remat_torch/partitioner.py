@@ -29,6 +29,7 @@ import subprocess
 import warnings
 
 from . import emit as E
+from .export import VIEW_OPS
 
 POLICIES = ("budget", "selective", "sqrt", "sequential", "checkpoint", "none")
 
@@ -179,7 +180,7 @@ class _Lowering:
         self.checkpoint_regions = checkpoint_regions
         self.seg_ids = {}
         self.backward_views = {}
-        self.views = set(_view_ops(torch))
+        self.views = set(VIEW_OPS(torch))
 
     # Arguments ---------------------------------------------------------------
 
@@ -362,14 +363,6 @@ class _Lowering:
         lines.append(f"  return {', '.join(results)} : {', '.join(result_types)}")
         lines.append("}")
         return "\n".join(lines) + "\n"
-
-
-def _view_ops(torch):
-    aten = torch.ops.aten
-    return (aten.t.default, aten.transpose.int, aten.permute.default, aten.view.default,
-            aten._unsafe_view.default, aten.reshape.default, aten.expand.default,
-            aten.alias.default, aten.detach.default, aten.squeeze.dim,
-            aten.unsqueeze.default)
 
 
 def _sanitize(name):
