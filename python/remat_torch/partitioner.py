@@ -490,6 +490,42 @@ def _closure(graph, bwd, saved, pinned_nodes, mutated):
     return saved
 
 
+def _split_dropouts(torch, graph):
+    """Each training-mode native_dropout's output becomes x * float(mask) *
+    scale (bit-identical to ATen's CPU kernel, which multiplies by the mask
+    and then the scale): only the random mask must be saved, the output can
+    be recomputed from it, as the planner sees it."""
+    aten = torch.ops.aten
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target is not aten.native_dropout.default:
+            continue
+        x, p = node.args[0], node.args[1]
+        train = node.args[2] if len(node.args) > 2 else node.kwargs.get("train")
+        items = {u.args[1]: u for u in node.users if u.target is operator.getitem}
+        out = items.get(0)
+        if train is False or out is None or not out.users or \
+                not isinstance(out.meta.get("val"), torch.Tensor) or \
+                out.meta["val"].dtype != torch.float32:
+            continue
+        scale = 1.0 / (1.0 - p) if p < 1 else 0.0
+        val = out.meta["val"]
+        with graph.inserting_after(out):
+            mask = items.get(1) or graph.call_function(operator.getitem, (node, 1))
+        if 1 not in items:
+            mask.meta.update(node.meta, val=node.meta["val"][1])
+        with graph.inserting_after(mask):
+            as_float = graph.call_function(aten._to_copy.default, (mask,),
+                                           {"dtype": torch.float32})
+        with graph.inserting_after(as_float):
+            kept = graph.call_function(aten.mul.Tensor, (x, as_float))
+        with graph.inserting_after(kept):
+            scaled = graph.call_function(aten.mul.Tensor, (kept, scale))
+        for new in (as_float, kept, scaled):
+            new.meta.update({k: v for k, v in out.meta.items() if k != "val"})
+            new.meta["val"] = val
+        out.replace_all_uses_with(scaled)
+
+
 def _fallback(joint_module, joint_inputs, num_fwd_outputs, static, reason):
     from torch._functorch.partitioners import default_partition
     warnings.warn(f"remat_torch.partition: {reason}; using AOTAutograd's default "
@@ -532,6 +568,8 @@ def partition(joint_module, joint_inputs, *, num_fwd_outputs, policy="budget",
     P.force_save_collectives(joint_module)
     P.force_save_effectful_ops(joint_module)
     P.force_save_bw_mutation_src(joint_module)
+    _split_dropouts(torch, graph)
+    joint_module.recompile()
     node_info = P.classify_nodes(joint_module, static, num_fwd_outputs)
 
     low = _Lowering(joint_module, num_fwd_outputs, policy == "checkpoint")

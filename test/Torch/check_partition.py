@@ -9,9 +9,10 @@
         Prints the worst difference and the number of forward values the
         backward recomputes (at least one: the plan is not "save all").
     check_partition.py dropout MODULE:FACTORY POLICY [--budget B] ...
-        dropout on: the same steps under POLICY and under policy=none
-        (nothing recomputed) from the same generator state; losses and
-        gradients bit-identical, every dropout mask saved, none recomputed.
+        dropout on: the same steps under POLICY, under policy=none (nothing
+        recomputed) and under AOTAutograd's default partition from the same
+        generator state; losses and gradients bit-identical, every dropout
+        mask saved, no dropout drawn again.
     check_partition.py unmapped MODULE:FACTORY
         a model with an op remat does not map: trains with the losses of
         eager, with exactly one warning, which is printed.
@@ -105,29 +106,48 @@ def cmd_train(args):
         sys.exit(1)
 
 
+def default_partition_backend():
+    from torch._decomp import core_aten_decompositions
+    from torch._dynamo.backends.common import aot_autograd
+    from torch._functorch.aot_autograd import make_boxed_func
+    from torch._functorch.partitioners import default_partition
+    return aot_autograd(fw_compiler=lambda g, ex: make_boxed_func(g),
+                        bw_compiler=lambda g, ex: make_boxed_func(g),
+                        partition_fn=default_partition,
+                        decompositions=core_aten_decompositions())
+
+
 def cmd_dropout(args):
     runs = []
-    for policy in (args.policy, "none"):
+    for policy in (args.policy, "none", None):
         model, inputs = load(args.model, args.size, dropout=0.1,
                              checkpoint=args.checkpoint)
         debug = []
-        compiled = remat_torch.compile(model, policy=policy, budget=args.budget,
-                                       backend=args.backend, debug=debug)
+        if policy is None:  # PyTorch's default partition of the same ATen graphs
+            compiled = torch.compile(model, backend=default_partition_backend(),
+                                     dynamic=False)
+        else:
+            compiled = remat_torch.compile(model, policy=policy, budget=args.budget,
+                                           backend=args.backend, debug=debug)
         torch.manual_seed(1234)
         runs.append((train(compiled, inputs, args.steps), debug))
-    ((losses, grads), debug), ((ref_losses, ref_grads), _) = runs
-    same = all(torch.equal(a, b) for a, b in zip(losses, ref_losses)) and all(
-        torch.equal(g, h) for gs, hs in zip(grads, ref_grads) for g, h in zip(gs, hs))
+
+    def same(a, b):
+        (losses, grads), (ref_losses, ref_grads) = a, b
+        return all(torch.equal(x, y) for x, y in zip(losses, ref_losses)) and all(
+            torch.equal(g, h) for gs, hs in zip(grads, ref_grads) for g, h in zip(gs, hs))
+
+    (ours, debug), (none, _), (torch_run, _) = runs
     d = debug[0]
-    joint = d["mlir"]
-    masks = joint.count("%pin_native_dropout")  # dropouts enter as saved values
-    recomputed_dropout = [n for n in d["recomputed"] if "dropout" in n]
+    masks = d["mlir"].count("%pin_native_dropout")  # dropouts enter as saved values
+    recomputed_dropout = [n for n in d["recomputed"] if "native_dropout" in n]
     name = args.model.rpartition(":")[2]
+    ok = same(ours, none) and same(ours, torch_run)
     print(f"{name} {args.policy} dropout: {args.steps} steps "
-          f"{'bit-identical' if same else 'DIFFER'} to policy=none, "
-          f"{len(d['recomputed'])} values recomputed, "
+          f"{'bit-identical' if ok else 'DIFFER'} to policy=none and to the default "
+          f"partition, {len(d['recomputed'])} values recomputed, "
           f"{len(recomputed_dropout)} dropouts recomputed")
-    if not same or recomputed_dropout or not d["recomputed"] or not masks:
+    if not ok or recomputed_dropout or not d["recomputed"] or not masks:
         sys.exit(1)
 
 
