@@ -1,0 +1,242 @@
+"""Trains a model with remat_torch.compile and checks it against PyTorch.
+
+    check_partition.py train MODULE:FACTORY POLICY [--budget B] [--steps N]
+                       [--checkpoint] [--backend NAME] [--remat-opt PATH]
+        dropout 0: 20 (N) SGD steps of remat_torch.compile(model) and of the
+        uncompiled eager model from the same parameters; every step's loss
+        and the final parameters and buffers within 1e-5 (max |a - b| /
+        max(1, |b|)). --size KEY=N passes a size to the factory.
+        Prints the worst difference and the number of forward values the
+        backward recomputes (at least one: the plan is not "save all").
+    check_partition.py dropout MODULE:FACTORY POLICY [--budget B] ...
+        dropout on: the same steps under POLICY, under policy=none (nothing
+        recomputed) and under AOTAutograd's default partition from the same
+        generator state; losses and gradients bit-identical, every dropout
+        mask saved, no dropout drawn again.
+    check_partition.py unmapped MODULE:FACTORY
+        a model with an op remat does not map: trains with the losses of
+        eager, with exactly one warning, which is printed.
+    check_partition.py broken MODULE:FACTORY --remat-opt FAILING
+        remat-opt fails: one warning, the default partition, eager's losses.
+    check_partition.py missing
+        remat_torch.compile without remat-opt anywhere: the error.
+
+Several checks run in one process with '+' between them.
+"""
+
+import argparse
+import copy
+import importlib
+import importlib.util
+import os
+import sys
+import warnings
+
+import torch
+
+import remat_torch
+from remat_torch.partitioner import RematOptNotFound
+
+
+def load(spec, sizes, **kw):
+    module, _, fn = spec.rpartition(":")
+    if module.endswith(".py"):
+        s = importlib.util.spec_from_file_location(os.path.basename(module)[:-3], module)
+        mod = importlib.util.module_from_spec(s)
+        s.loader.exec_module(mod)
+    else:
+        mod = importlib.import_module(module)
+    factory = getattr(mod, fn)
+    import inspect
+    params = inspect.signature(factory).parameters
+    kw = {k: v for k, v in kw.items() if k in params}
+    for item in sizes:
+        key, _, value = item.partition("=")
+        kw[key] = int(value)
+    return factory(**kw)
+
+
+def train(model, inputs, steps, lr=0.05):
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+    losses, grads = [], []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = model(*inputs)
+        loss.backward()
+        losses.append(loss.detach().clone())
+        grads.append([p.grad.detach().clone() for p in model.parameters()])
+        opt.step()
+    return losses, grads
+
+
+def rel(a, b):
+    """max |a - b| / max(1, max |b|), equal values (infinities: the causal
+    mask) differing by 0."""
+    a, b = a.double(), b.double()
+    diff = torch.where(a == b, 0.0, (a - b).abs())
+    finite = b[b.isfinite()]
+    scale = max(1.0, finite.abs().max().item() if finite.numel() else 1.0)
+    return diff.max().item() / scale if diff.numel() else 0.0
+
+
+def cmd_train(args):
+    model, inputs = load(args.model, args.size, dropout=0.0,
+                         checkpoint=args.checkpoint)
+    eager = copy.deepcopy(model)
+    debug = []
+    compiled = remat_torch.compile(model, policy=args.policy, budget=args.budget,
+                                   backend=args.backend, debug=debug)
+    losses, _ = train(compiled, inputs, args.steps)
+    ref, _ = train(eager, inputs, args.steps)
+    worst = max(rel(a, b) for a, b in zip(losses, ref))
+    # Parameters and buffers (batch norm's running statistics).
+    worst_p = max(rel(p, q) for p, q in zip(model.state_dict().values(),
+                                            eager.state_dict().values()))
+    name = args.model.rpartition(":")[2]
+    recomputed = sum(len(d["recomputed"]) for d in debug)
+    ok = worst <= 1e-5 and worst_p <= 1e-5 and recomputed > 0 and len(debug) == 1
+    print(f"{name} {args.policy}: {args.steps} steps, losses "
+          f"{'within' if worst <= 1e-5 else 'NOT within'} 1e-5 of eager (worst "
+          f"{worst:.1e}), parameters {'within' if worst_p <= 1e-5 else 'NOT within'} "
+          f"1e-5 (worst {worst_p:.1e}), {len(debug)} graph(s), "
+          f"{'recomputes' if recomputed else 'recomputes NOTHING'}")
+    if not ok:
+        for d in debug:
+            print("saved:", d["saved"], "recomputed:", d["recomputed"])
+        sys.exit(1)
+
+
+def default_partition_backend():
+    from torch._decomp import core_aten_decompositions
+    from torch._dynamo.backends.common import aot_autograd
+    from torch._functorch.aot_autograd import make_boxed_func
+    from torch._functorch.partitioners import default_partition
+    return aot_autograd(fw_compiler=lambda g, ex: make_boxed_func(g),
+                        bw_compiler=lambda g, ex: make_boxed_func(g),
+                        partition_fn=default_partition,
+                        decompositions=core_aten_decompositions())
+
+
+def cmd_dropout(args):
+    runs = []
+    for policy in (args.policy, "none", None):
+        model, inputs = load(args.model, args.size, dropout=0.1,
+                             checkpoint=args.checkpoint)
+        debug = []
+        if policy is None:  # PyTorch's default partition of the same ATen graphs
+            compiled = torch.compile(model, backend=default_partition_backend(),
+                                     dynamic=False)
+        else:
+            compiled = remat_torch.compile(model, policy=policy, budget=args.budget,
+                                           backend=args.backend, debug=debug)
+        torch.manual_seed(1234)
+        runs.append((train(compiled, inputs, args.steps), debug))
+
+    def same(a, b):
+        (losses, grads), (ref_losses, ref_grads) = a, b
+        return all(torch.equal(x, y) for x, y in zip(losses, ref_losses)) and all(
+            torch.equal(g, h) for gs, hs in zip(grads, ref_grads) for g, h in zip(gs, hs))
+
+    (ours, debug), (none, _), (torch_run, _) = runs
+    d = debug[0]
+    masks = d["mlir"].count("%pin_native_dropout")  # dropouts enter as saved values
+    recomputed_dropout = [n for n in d["recomputed"] if "native_dropout" in n]
+    name = args.model.rpartition(":")[2]
+    ok = same(ours, none) and same(ours, torch_run)
+    print(f"{name} {args.policy} dropout: {args.steps} steps "
+          f"{'bit-identical' if ok else 'DIFFER'} to policy=none and to the default "
+          f"partition, {len(d['recomputed'])} values recomputed, "
+          f"{len(recomputed_dropout)} dropouts recomputed")
+    if not ok or recomputed_dropout or not d["recomputed"] or not masks:
+        sys.exit(1)
+
+
+def cmd_unmapped(args):
+    model, inputs = load(args.model, args.size)
+    eager = copy.deepcopy(model)
+    debug = []
+    compiled = remat_torch.compile(model, policy="budget", budget=0.0,
+                                   backend=args.backend, debug=debug)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        losses, _ = train(compiled, inputs, args.steps)
+    ref, _ = train(eager, inputs, args.steps)
+    ours = [w for w in caught if "remat_torch" in str(w.message)]
+    for w in ours:
+        print(f"warning: {w.message}")
+    worst = max(rel(a, b) for a, b in zip(losses, ref))
+    print(f"{len(ours)} warning(s); losses {'within' if worst <= 1e-5 else 'NOT within'} "
+          f"1e-5 of eager; saved: {', '.join(debug[0]['saved'])}")
+    if worst > 1e-5:
+        sys.exit(1)
+
+
+def cmd_broken(args):
+    """remat-opt fails (here: `false`): the graph falls back to AOTAutograd's
+    default partition with one warning, and the model trains."""
+    model, inputs = load(args.model, args.size, dropout=0.0)
+    eager = copy.deepcopy(model)
+    compiled = remat_torch.compile(model, policy="sqrt", backend=args.backend,
+                                   remat_opt=args.remat_opt)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        losses, _ = train(compiled, inputs, args.steps)
+    ref, _ = train(eager, inputs, args.steps)
+    ours = [w for w in caught if "remat_torch" in str(w.message)]
+    for w in ours:
+        print(f"warning: {w.message}")
+    worst = max(rel(a, b) for a, b in zip(losses, ref))
+    print(f"{len(ours)} warning(s); losses {'within' if worst <= 1e-5 else 'NOT within'} "
+          f"1e-5 of eager")
+    if worst > 1e-5:
+        sys.exit(1)
+
+
+def cmd_missing(args):
+    os.environ["REMAT_OPT"] = "/nonexistent/remat-opt"
+    os.environ["REMAT_BUILD_DIR"] = "/nonexistent/build"
+    os.environ["PATH"] = "/nonexistent/bin"
+    # A source tree's own build/ would be found: pretend there is none.
+    import remat_torch.partitioner as P
+    P.__file__ = "/nonexistent/python/remat_torch/partitioner.py"
+    try:
+        remat_torch.compile(torch.nn.Linear(2, 2))
+    except RematOptNotFound as err:
+        print(err)
+        return
+    sys.exit("no error")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("command", choices=["train", "dropout", "unmapped", "broken", "missing"])
+    ap.add_argument("model", nargs="?")
+    ap.add_argument("policy", nargs="?", default="budget")
+    ap.add_argument("--budget", type=float, default=0.5)
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--checkpoint", action="store_true")
+    ap.add_argument("--backend", default="aot_eager")
+    ap.add_argument("--size", action="append", default=[],
+                    help="KEY=N: a size argument of the factory (batch=8)")
+    ap.add_argument("--remat-opt", help="the remat-opt under test (REMAT_OPT)")
+    # One process runs every check of a test file ('+' between them): torch
+    # imports once. Tests share the machine's cores: one thread each.
+    torch.set_num_threads(1)
+    argv, checks = sys.argv[1:], [[]]
+    for word in argv:
+        if word == "+":
+            checks.append([])
+        else:
+            checks[-1].append(word)
+    for check in checks:
+        args = ap.parse_intermixed_args(check)
+        if args.remat_opt:
+            os.environ["REMAT_OPT"] = args.remat_opt
+        torch.manual_seed(0)
+        {"train": cmd_train, "dropout": cmd_dropout, "unmapped": cmd_unmapped,
+         "broken": cmd_broken, "missing": cmd_missing}[args.command](args)
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
