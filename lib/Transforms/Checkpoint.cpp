@@ -22,20 +22,6 @@ using namespace remat;
 
 namespace {
 
-/// Formats a segment path as the attribute reads: `0` or `[0, 1]`.
-std::string formatSegment(ArrayRef<int64_t> path) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  if (path.size() == 1) {
-    os << path.front();
-  } else {
-    os << '[';
-    llvm::interleaveComma(path, os);
-    os << ']';
-  }
-  return text;
-}
-
 struct RematCheckpointPass
     : remat::impl::RematCheckpointPassBase<RematCheckpointPass> {
   using RematCheckpointPassBase::RematCheckpointPassBase;
@@ -51,7 +37,7 @@ struct RematCheckpointPass
       for (Operation *op : plan.getStatefulRandomOps())
         op->emitOpError()
             << "is a stateful random op in checkpoint segment "
-            << formatSegment(getSegmentPath(op))
+            << formatSegmentPath(getSegmentPath(op))
             << ": a recomputed copy would draw different numbers; run "
                "-remat-thread-rng first";
       return signalPassFailure();
@@ -60,7 +46,7 @@ struct RematCheckpointPass
     for (const UnclonableOp &unclonable : plan.getUnclonableOps())
       unclonable.op->emitRemark()
           << "'" << unclonable.op->getName() << "' in checkpoint segment "
-          << formatSegment(getSegmentPath(unclonable.op))
+          << formatSegmentPath(getSegmentPath(unclonable.op))
           << " cannot be recomputed (" << unclonable.reason
           << "); its results stay saved";
     numUnclonable += plan.getUnclonableOps().size();

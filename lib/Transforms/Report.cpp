@@ -42,15 +42,6 @@ std::string formatLocation(Location loc) {
   return "unknown";
 }
 
-std::string formatSegment(ArrayRef<int64_t> path) {
-  if (path.empty())
-    return "unmarked";
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  llvm::interleave(path, os, ".");
-  return text;
-}
-
 /// Figures of one segment (or of the unmarked ops and arguments).
 struct SegmentFigures {
   int64_t ops = 0;
@@ -190,7 +181,7 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
           {"location", formatLocation(value.value.getLoc())},
           {"bytes", value.bytes},
           {"op", def ? def->getName().getStringRef().str() : "argument"},
-          {"segment", formatSegment(value.segment)},
+          {"segment", formatSegmentPath(value.segment)},
       };
       if (auto arg = dyn_cast<BlockArgument>(value.value))
         entry["argument"] = static_cast<int64_t>(arg.getArgNumber());
@@ -209,7 +200,7 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
     segmentArray.reserve(segments.size());
     for (auto &[path, figures] : segments) {
       llvm::json::Object segment{
-          {"segment", formatSegment(path)},
+          {"segment", formatSegmentPath(path)},
           {"ops", figures.ops},
           {"recomputed_ops", figures.recomputedOps},
           {"recompute_flops", figures.recomputeFlops},

@@ -28,12 +28,12 @@
 
 // REPORT: static peak: 768 bytes
 // REPORT: recompute FLOPs: 448 in 7 recomputed ops
-// REPORT: segment 0.1: 1 ops, 2 recomputed (128 FLOPs)
-// REPORT: segment 2.3: 1 ops, 2 recomputed (128 FLOPs)
+// REPORT: segment [0, 1]: 1 ops, 2 recomputed (128 FLOPs)
+// REPORT: segment [2, 3]: 1 ops, 2 recomputed (128 FLOPs)
 
 // DEEP: static peak: 512 bytes
 // DEEP: recompute FLOPs: 1344 in 21 recomputed ops
-// DEEP: segment 0.1.2.3.4.5: 1 ops, 6 recomputed (384 FLOPs)
+// DEEP: segment [0, 1, 2, 3, 4, 5]: 1 ops, 6 recomputed (384 FLOPs)
 // DEEP: math.tanh %arg0 {{.*}}remat.segment = [0, 1, 2, 3, 4, 5]}
 // DEEP: remat.segment = [0, 1, 2, 3, 4]}
 // DEEP: remat.segment = [0, 1, 2, 3]}

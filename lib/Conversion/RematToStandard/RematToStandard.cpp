@@ -10,6 +10,9 @@
 #include "remat/Conversion/Passes.h"
 #include "remat/Dialect/Remat/IR/RematOps.h"
 
+// The runtime's reference generator (runtime/Philox.h).
+#include "Philox.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -28,12 +31,12 @@ using namespace remat;
 
 namespace {
 
-// Philox4x32 multipliers and Weyl increments, as in runtime/Philox.h.
-constexpr uint32_t kPhiloxM0 = 0xD2511F53u;
-constexpr uint32_t kPhiloxM1 = 0xCD9E8D57u;
-constexpr uint32_t kPhiloxW0 = 0x9E3779B9u;
-constexpr uint32_t kPhiloxW1 = 0xBB67AE85u;
-constexpr int kPhiloxRounds = 10;
+// Philox4x32 multipliers, Weyl increments and rounds: the runtime's.
+constexpr uint32_t kPhiloxM0 = REMAT_PHILOX_M0;
+constexpr uint32_t kPhiloxM1 = REMAT_PHILOX_M1;
+constexpr uint32_t kPhiloxW0 = REMAT_PHILOX_W0;
+constexpr uint32_t kPhiloxW1 = REMAT_PHILOX_W1;
+constexpr int kPhiloxRounds = REMAT_PHILOX_ROUNDS;
 
 /// Emits the scalar computation of one element of a philox_uniform: word
 /// `index` of the stream of `seed`, as a float of type `elementType`.

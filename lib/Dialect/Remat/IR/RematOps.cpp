@@ -26,6 +26,19 @@ static constexpr uint64_t kMaxTensorBytes = uint64_t(1) << 40;
 // Attribute helpers
 //===----------------------------------------------------------------------===//
 
+std::string remat::formatSegmentPath(ArrayRef<int64_t> path) {
+  if (path.empty())
+    return "unmarked";
+  if (path.size() == 1)
+    return std::to_string(path.front());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << '[';
+  llvm::interleaveComma(path, os);
+  os << ']';
+  return text;
+}
+
 SmallVector<int64_t, 2> remat::getSegmentPath(Operation *op) {
   SmallVector<int64_t, 2> path;
   Attribute attr = op->getAttr(RematDialect::kSegmentAttrName);

@@ -36,6 +36,10 @@ llvm::SmallVector<int64_t, 2> getSegmentPath(mlir::Operation *op);
 /// an empty path removes the attribute.
 void setSegmentPath(mlir::Operation *op, llvm::ArrayRef<int64_t> path);
 
+/// Formats a segment path as `remat.segment` spells it: `3` or `[0, 2]`;
+/// `unmarked` for the empty path. Every diagnostic and report uses it.
+std::string formatSegmentPath(llvm::ArrayRef<int64_t> path);
+
 /// Returns the `remat.policy` of `op`.
 Policy getPolicy(mlir::Operation *op);
 
