@@ -40,6 +40,28 @@ def model_line(node):
     return f"{path}:{line} in {fn}: {code.strip()}"
 
 
+def trace_error(err):
+    """What a user can act on when torch.compile cannot trace the step: the
+    model line it stopped at (the innermost frame outside torch that the
+    error or its traceback names), its first line, and what to try."""
+    import traceback as tb
+    text = str(err)
+    frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)\n\s*(.*)', text)
+    frames += [(f.filename, str(f.lineno), f.name, f.line or "")
+               for f in tb.extract_tb(err.__traceback__)]
+    user = [f for f in frames if f"{os.sep}torch{os.sep}" not in f[0]
+            and f"{os.sep}remat_torch{os.sep}" not in f[0]]
+    where = (f" at {user[0][0]}:{user[0][1]} in {user[0][2]} ({user[0][3].strip()})"
+             if user else "")
+    first = next((l.strip() for l in text.splitlines() if l.strip()), type(err).__name__)
+    return (f"torch.compile could not trace the training step{where}: "
+            f"{type(err).__name__}: {first}. The exporter needs one graph "
+            f"(fullgraph=True): take what breaks it out of the forward (Python side "
+            f"effects such as print or logging, .item() or .tolist(), control flow on "
+            f"tensor values), or turn off the model option that adds it (a KV cache: "
+            f"use_cache=False)")
+
+
 def trace_joint(model, inputs):
     """Returns (joint GraphModule, num_fwd_outputs, names of the joint
     graph's primal inputs in order, the flat tensors in that order, the
@@ -86,7 +108,12 @@ def trace_joint(model, inputs):
 
     torch._dynamo.reset()
     compiled = torch.compile(step, backend=backend, fullgraph=True, dynamic=False)
-    loss = compiled(*flat)
+    try:
+        loss = compiled(*flat)
+    except ExportError:
+        raise
+    except Exception as err:  # Dynamo's or AOTAutograd's own failure
+        raise ExportError(trace_error(err)) from None
     if "joint" not in captured:
         raise ExportError("AOTAutograd built no joint graph: does the loss depend on a "
                           "parameter that requires grad?")
