@@ -36,8 +36,8 @@ POLICIES = {
     "sequential": ["-remat-mark=policy=sequential segments=3", "-remat-checkpoint"],
     "sqrt": ["-remat-mark=policy=sqrt", "-remat-checkpoint"],
     # Saves the matmuls and convolutions (JAX's dots_saveable).
-    "selective": ["-remat-mark=policy=selective "
-                  "save-ops=linalg.matmul,linalg.conv_2d_nchw_fchw", "-remat-checkpoint"],
+    "selective": ["-remat-mark=policy=selective save-ops=linalg.matmul,"
+                  "linalg.conv_2d_nchw_fchw,linalg.conv_2d_ngchw_gfchw", "-remat-checkpoint"],
     # Halfway between the smallest reachable and the unmarked peak.
     "budget": ["-remat-mark=policy=budget budget-between=0.5", "-remat-checkpoint"],
 }
