@@ -131,7 +131,9 @@ void remat::registerCostModelExternalModels(DialectRegistry &registry) {
            linalg::BatchMatmulOp, linalg::FillOp, linalg::TransposeOp,
            linalg::BroadcastOp, linalg::ReduceOp, linalg::MapOp,
            linalg::ElementwiseOp, linalg::MatvecOp, linalg::DotOp,
-           linalg::CopyOp, linalg::Conv2DNchwFchwOp>(ctx);
+           linalg::CopyOp, linalg::Conv2DNchwFchwOp,
+           linalg::Conv2DNgchwGfchwOp, linalg::PoolingNchwMaxOp,
+           linalg::PoolingNchwSumOp>(ctx);
   });
   registry.addExtension(+[](MLIRContext *ctx, arith::ArithDialect *) {
     attach<ElementwiseCostModel, arith::AddFOp, arith::SubFOp, arith::MulFOp,
@@ -140,7 +142,9 @@ void remat::registerCostModelExternalModels(DialectRegistry &registry) {
            arith::CmpFOp, arith::SelectOp, arith::AddIOp, arith::SubIOp,
            arith::MulIOp, arith::CmpIOp, arith::ExtFOp, arith::TruncFOp,
            arith::SIToFPOp, arith::UIToFPOp, arith::FPToSIOp,
-           arith::FPToUIOp>(ctx);
+           arith::FPToUIOp, arith::ExtUIOp, arith::ExtSIOp, arith::TruncIOp,
+           arith::AndIOp, arith::OrIOp, arith::XOrIOp, arith::MaxSIOp,
+           arith::MinSIOp, arith::DivSIOp, arith::RemSIOp>(ctx);
     attach<FreeCostModel, arith::ConstantOp>(ctx);
   });
   registry.addExtension(+[](MLIRContext *ctx, math::MathDialect *) {

@@ -71,7 +71,7 @@ def export(model, inputs, out_dir, seed=1234, reference=False, description=""):
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "step.mlir"), "w") as f:
         f.write(text)
-    arrays = [t.detach().numpy().astype(np.float32) for t in tensors]
+    arrays = [t.detach().numpy() for t in tensors]  # float32, int64, bool
     ntangents = sum(1 for n in arg_names if n.startswith("tangent"))
     arrays += [np.ones((), np.float32)] * ntangents
     if "seed" in arg_names:

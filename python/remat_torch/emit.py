@@ -29,7 +29,49 @@ def flit(value):
     """An f32 literal that round-trips."""
     if math.isinf(value):
         return "0xFF800000" if value < 0 else "0x7F800000"
+    if math.isnan(value):
+        return "0x7FC00000"
     return "%.9e" % value
+
+
+def is_float(dtype):
+    return dtype in ("f32", "f16", "bf16", "f64")
+
+
+INT_BITS = {"i1": 1, "i32": 32, "i64": 64}
+
+
+def literal(value, dtype):
+    """`value` as an MLIR literal of element type `dtype`."""
+    if dtype == "i1":
+        return "true" if value else "false"
+    if is_float(dtype):
+        return flit(float(value))
+    return str(int(value))
+
+
+def mlir_dtype(torch_dtype):
+    """The element type of a torch dtype the exporter maps, else UnsupportedOp."""
+    import torch
+    types = {torch.float32: "f32", torch.int64: "i64", torch.int32: "i32",
+             torch.bool: "i1"}
+    if torch_dtype not in types:
+        raise UnsupportedOp(f"dtype {torch_dtype} (only float32, int64, int32 and bool)")
+    return types[torch_dtype]
+
+
+def promote(*xs):
+    """The element type of an elementwise op on `xs` (Values and Python
+    numbers), by PyTorch's rules: a float operand makes it float, else the
+    widest integer; a Python float with integer tensors makes it float."""
+    dtypes = [x.dtype for x in xs if isinstance(x, Value)]
+    if any(is_float(d) for d in dtypes):
+        return "f32"
+    if any(isinstance(x, float) for x in xs):
+        return "f32"
+    if not dtypes:
+        return "f32"
+    return max(dtypes, key=lambda d: INT_BITS[d])
 
 
 class Value:
@@ -40,8 +82,6 @@ class Value:
 
     @property
     def type(self):
-        if self.dtype == "i64" and self.shape is None:
-            return "i64"
         return tensor_type(self.shape, self.dtype)
 
     @property
@@ -75,18 +115,22 @@ class Emitter:
         self.counter = 0
         self.saved_names = set()  # results that get remat.policy = "save"
         self.random_ops = 0
+        self.result_dtype = None  # the element type of the node being mapped
 
     def fresh(self, hint="v"):
         self.counter += 1
         return f"%{hint}{self.counter}"
 
-    def emit(self, text, result=None):
+    def emit(self, text, result=None, attrs=None):
+        """`attrs`: the op's own attributes ("strides = ..."), which go into
+        the same dictionary as the segment marks."""
         seg = None if self.in_backward else self.segment
-        (self.backward if self.in_backward else self.forward).append([text, result, seg])
+        (self.backward if self.in_backward else self.forward).append(
+            [text, result, seg, list(attrs or [])])
 
     def render_line(self, line):
-        text, result, seg = line
-        attrs = []
+        text, result, seg, attrs = line
+        attrs = list(attrs)
         if seg is not None:
             attrs.append(f"remat.segment = {seg} : i64")
         if result is not None and result in self.saved_names and seg is not None:
@@ -102,9 +146,34 @@ class Emitter:
 
     def splat(self, value, shape, dtype="f32"):
         out = self.new(shape, dtype, "cst")
-        lit = flit(value) if dtype == "f32" else str(int(value))
+        lit = literal(value, dtype)
         self.emit(f"  {out.name} = arith.constant{self.ATTRS} dense<{lit}> : {out.type}",
                   out.name)
+        return out
+
+    def constant(self, rows, dtype="f32"):
+        """A dense constant from nested lists (a splat when all equal)."""
+        flat = []
+
+        def walk(v, depth):
+            if isinstance(v, (list, tuple)):
+                shape.append(len(v)) if depth == len(shape) else None
+                for x in v:
+                    walk(x, depth + 1)
+            else:
+                flat.append(v)
+        shape = []
+        walk(rows, 0)
+        if len(set(flat)) == 1:
+            return self.splat(flat[0], shape, dtype)
+
+        def text(v):
+            if isinstance(v, (list, tuple)):
+                return "[" + ", ".join(text(x) for x in v) + "]"
+            return literal(v, dtype)
+        out = self.new(shape, dtype, "cst")
+        self.emit(f"  {out.name} = arith.constant{self.ATTRS} dense<{text(rows)}> : "
+                  f"{out.type}", out.name)
         return out
 
     def empty(self, shape, dtype="f32"):
@@ -112,22 +181,44 @@ class Emitter:
         self.emit(f"  {out.name} = tensor.empty(){self.ATTRS} : {out.type}", out.name)
         return out
 
-    def filled(self, shape, value):
-        init = self.empty(shape)
+    def filled(self, shape, value, dtype="f32"):
+        init = self.empty(shape, dtype)
         c = self.fresh("c")
-        self.emit(f"  {c} = arith.constant{self.ATTRS} {flit(value)} : f32", c)
-        out = self.new(shape, hint="f")
-        self.emit(f"  {out.name} = linalg.fill{self.ATTRS} ins({c} : f32) outs({init.name} : "
-                  f"{init.type}) -> {out.type}", out.name)
+        lit = int(bool(value)) if dtype == "i1" else literal(value, dtype)
+        self.emit(f"  {c} = arith.constant{self.ATTRS} {lit} : {dtype}", c)
+        out = self.new(shape, dtype, hint="f")
+        self.emit(f"  {out.name} = linalg.fill{self.ATTRS} ins({c} : {dtype}) outs("
+                  f"{init.name} : {init.type}) -> {out.type}", out.name)
         return out
 
-    def operand(self, x, shape):
-        """A tensor of `shape` from a Value (broadcast) or a Python number."""
+    def operand(self, x, shape, dtype="f32"):
+        """A tensor of `shape` and element type `dtype` from a Value
+        (broadcast, converted) or a Python number."""
         if isinstance(x, Value):
-            return self.broadcast_to(x, shape)
-        if isinstance(x, bool):
-            raise UnsupportedOp("a boolean scalar operand")
-        return self.splat(float(x), shape)
+            return self.convert(self.broadcast_to(x, shape), dtype)
+        return self.splat(x, shape, dtype)
+
+    def convert(self, a, dtype):
+        """`a` with element type `dtype`, as PyTorch's `.to(dtype)`: floats
+        truncate toward zero into integers, nonzero is true."""
+        if a.dtype == dtype:
+            return a
+        if dtype == "i1":
+            return self.cmp("une" if is_float(a.dtype) else "ne", a, 0)
+        if is_float(a.dtype) and is_float(dtype):
+            raise UnsupportedOp(f"a conversion from {a.dtype} to {dtype}")
+        if is_float(a.dtype):
+            op = "fptosi"
+        elif is_float(dtype):
+            op = "uitofp" if a.dtype == "i1" else "sitofp"
+        elif a.dtype == "i1":
+            op = "extui"
+        else:
+            op = "extsi" if INT_BITS[dtype] > INT_BITS[a.dtype] else "trunci"
+        out = self.new(a.shape, dtype, "cv")
+        self.emit(f"  {out.name} = arith.{op} {a.name}{self.ATTRS} : {a.type} to {out.type}",
+                  out.name)
+        return out
 
     def reshape(self, a, shape):
         shape = tuple(shape)
@@ -160,34 +251,71 @@ class Emitter:
                   f"{self.ATTRS}", out.name)
         return out
 
+    # The integer and boolean forms of the float ops `binary` is given.
+    INT_OPS = {"addf": "addi", "subf": "subi", "mulf": "muli", "maximumf": "maxsi",
+               "minimumf": "minsi", "divf": None, "powf": None}
+    BOOL_OPS = {"addf": "ori", "mulf": "andi", "maximumf": "ori", "minimumf": "andi"}
+
     def binary(self, op, a, b, dtype=None):
+        """arith.`op` (a float op name) on the promoted element type; on
+        integers the integer op, on booleans the logical one; true division
+        and powers are float ops whatever the operands."""
         shapes = [x.shape for x in (a, b) if isinstance(x, Value)]
         shape = broadcast_shape(*shapes)
-        a, b = self.operand(a, shape), self.operand(b, shape)
-        out = self.new(shape, dtype or a.dtype)
-        self.emit(f"  {out.name} = arith.{op} {a.name}, {b.name}{self.ATTRS} : {out.type}",
-                  out.name)
+        dtype = dtype or promote(a, b)
+        if op in ("andi", "ori", "xori"):
+            dtype = "i1"
+        elif not is_float(dtype):
+            table = self.BOOL_OPS if dtype == "i1" else self.INT_OPS
+            if table.get(op) is None:
+                if op not in ("divf", "powf"):
+                    raise UnsupportedOp(f"arith.{op} on {dtype}")
+                dtype = "f32"
+            else:
+                op = table[op]
+        a, b = self.operand(a, shape, dtype), self.operand(b, shape, dtype)
+        out = self.new(shape, dtype)
+        dialect = "math" if op == "powf" else "arith"
+        self.emit(f"  {out.name} = {dialect}.{op} {a.name}, {b.name}{self.ATTRS} : "
+                  f"{out.type}", out.name)
         return out
 
     def unary(self, op, a):
+        """A float op on `a` (an integer `a` is converted first, as PyTorch
+        computes exp or sqrt of an integer tensor in float)."""
+        a = self.convert(a, "f32") if not is_float(a.dtype) else a
         out = self.new(a.shape, a.dtype)
         self.emit(f"  {out.name} = {op} {a.name}{self.ATTRS} : {out.type}", out.name)
         return out
 
+    # The integer predicates of arith.cmpf's ordered ones (une: not equal).
+    INT_PREDICATES = {"oeq": "eq", "une": "ne", "one": "ne", "olt": "slt", "ole": "sle",
+                      "ogt": "sgt", "oge": "sge", "eq": "eq", "ne": "ne"}
+
     def cmp(self, pred, a, b):
         shapes = [x.shape for x in (a, b) if isinstance(x, Value)]
         shape = broadcast_shape(*shapes)
-        a, b = self.operand(a, shape), self.operand(b, shape)
+        dtype = promote(a, b)
+        a, b = self.operand(a, shape, dtype), self.operand(b, shape, dtype)
         out = self.new(shape, "i1", "m")
-        self.emit(f"  {out.name} = arith.cmpf {pred}, {a.name}, {b.name}{self.ATTRS} : "
-                  f"{a.type}", out.name)
+        if is_float(dtype):
+            pred = {"eq": "oeq", "ne": "une"}.get(pred, pred)
+            self.emit(f"  {out.name} = arith.cmpf {pred}, {a.name}, {b.name}{self.ATTRS} : "
+                      f"{a.type}", out.name)
+        else:
+            pred = self.INT_PREDICATES[pred]
+            if dtype == "i1" and pred not in ("eq", "ne"):
+                pred = pred.replace("s", "u", 1)  # false < true
+            self.emit(f"  {out.name} = arith.cmpi {pred}, {a.name}, {b.name}{self.ATTRS} : "
+                      f"{a.type}", out.name)
         return out
 
     def select(self, mask, a, b):
         shape = broadcast_shape(*[x.shape for x in (mask, a, b) if isinstance(x, Value)])
-        mask = self.broadcast_to(mask, shape)
-        a, b = self.operand(a, shape), self.operand(b, shape)
-        out = self.new(shape)
+        mask = self.convert(self.broadcast_to(mask, shape), "i1")
+        dtype = promote(a, b)
+        a, b = self.operand(a, shape, dtype), self.operand(b, shape, dtype)
+        out = self.new(shape, dtype)
         self.emit(f"  {out.name} = arith.select {mask.name}, {a.name}, {b.name}"
                   f"{self.ATTRS} : {mask.type}, {out.type}", out.name)
         return out
@@ -205,6 +333,8 @@ class Emitter:
         return out
 
     def matmul(self, a, b, op="matmul"):
+        if a.dtype != "f32" or b.dtype != "f32":
+            raise UnsupportedOp(f"a matmul of {a.dtype} and {b.dtype} (only float32)")
         shape = a.shape[:-1] + b.shape[-1:]
         init = self.filled(shape, 0.0)
         out = self.new(shape, hint="mm")
@@ -214,87 +344,170 @@ class Emitter:
         return out
 
     def reduce(self, a, dims, kind="sum", keepdim=False):
+        """Sum or max over `dims`; booleans sum as int64, as PyTorch does."""
         dims = sorted({d % len(a.shape) for d in dims}) if a.shape else []
         shape = [s for i, s in enumerate(a.shape) if i not in dims]
         if not dims:
             return a
-        init = self.filled(shape, 0.0 if kind == "sum" else -math.inf)
-        out = self.new(shape, hint="red")
-        comb = "arith.addf" if kind == "sum" else "arith.maximumf"
+        if a.dtype == "i1" and kind == "sum":
+            a = self.convert(a, "i64")
+        dt = a.dtype
+        if is_float(dt):
+            start = 0.0 if kind == "sum" else -math.inf
+            comb = "arith.addf" if kind == "sum" else "arith.maximumf"
+        else:
+            start = 0 if kind == "sum" else -(1 << (INT_BITS[dt] - 1))
+            comb = "arith.addi" if kind == "sum" else "arith.maxsi"
+        init = self.filled(shape, start, dt)
+        out = self.new(shape, dt, hint="red")
         i, acc, s = self.fresh("in"), self.fresh("acc"), self.fresh("s")
         self.emit(f"  {out.name} = linalg.reduce ins({a.name} : {a.type}) outs({init.name} "
                   f": {init.type}) dimensions = [{', '.join(map(str, dims))}]{self.ATTRS}\n"
-                  f"    ({i}: f32, {acc}: f32) {{\n"
-                  f"      {s} = {comb} {i}, {acc} : f32\n"
-                  f"      linalg.yield {s} : f32\n"
+                  f"    ({i}: {dt}, {acc}: {dt}) {{\n"
+                  f"      {s} = {comb} {i}, {acc} : {dt}\n"
+                  f"      linalg.yield {s} : {dt}\n"
                   f"    }}", out.name)
         if keepdim:
             out = self.reshape(out, [1 if i in dims else d for i, d in enumerate(a.shape)])
         return out
 
-    def extract_slice(self, a, dim, start, size):
+    def slice_nd(self, a, offsets, sizes, strides=None):
+        """tensor.extract_slice of `sizes` elements from `offsets`, `strides`
+        apart (1 where None)."""
+        strides = list(strides or [1] * len(a.shape))
+        offsets, sizes = list(offsets), list(sizes)
+        if not any(offsets) and sizes == list(a.shape) and all(s == 1 for s in strides):
+            return a
+        out = self.new(sizes, a.dtype, "sl")
+        self.emit(f"  {out.name} = tensor.extract_slice {a.name}[{', '.join(map(str, offsets))}]"
+                  f" [{', '.join(map(str, sizes))}] [{', '.join(map(str, strides))}]"
+                  f"{self.ATTRS} : {a.type} to {out.type}", out.name)
+        return out
+
+    def extract_slice(self, a, dim, start, size, step=1):
         offsets = [0] * len(a.shape)
         offsets[dim] = start
         sizes = list(a.shape)
         sizes[dim] = size
-        if sizes == list(a.shape):
-            return a
-        out = self.new(sizes, a.dtype, "sl")
-        self.emit(f"  {out.name} = tensor.extract_slice {a.name}[{', '.join(map(str, offsets))}]"
-                  f" [{', '.join(map(str, sizes))}] [{', '.join('1' for _ in sizes)}]"
-                  f"{self.ATTRS} : {a.type} to {out.type}", out.name)
-        return out
+        strides = [1] * len(a.shape)
+        strides[dim] = step
+        return self.slice_nd(a, offsets, sizes, strides)
 
-    def pad(self, a, pads):
-        """Zero padding: `pads[i]` elements before and after dimension i
-        (a zero fill with `a` inserted, which the CPU lowering bufferizes as
-        an allocation, a fill and a copy)."""
-        if not any(pads):
-            return a
-        shape = [d + 2 * p for d, p in zip(a.shape, pads)]
-        dest = self.filled(shape, 0.0)
-        out = self.new(shape, a.dtype, "pad")
-        self.emit(f"  {out.name} = tensor.insert_slice {a.name} into {dest.name}"
-                  f"[{', '.join(map(str, pads))}] [{', '.join(map(str, a.shape))}] "
-                  f"[{', '.join('1' for _ in pads)}]{self.ATTRS} : {a.type} into "
+    def insert(self, src, dest, offsets, strides=None):
+        """tensor.insert_slice of `src` into `dest` at `offsets`, its
+        elements `strides` apart."""
+        strides = list(strides or [1] * len(src.shape))
+        out = self.new(dest.shape, dest.dtype, "ins")
+        self.emit(f"  {out.name} = tensor.insert_slice {src.name} into {dest.name}"
+                  f"[{', '.join(map(str, offsets))}] [{', '.join(map(str, src.shape))}] "
+                  f"[{', '.join(map(str, strides))}]{self.ATTRS} : {src.type} into "
                   f"{dest.type}", out.name)
         return out
 
-    def conv2d(self, x, w):
-        """linalg.conv_2d_nchw_fchw, stride and dilation 1, no padding:
-        out[n, f, h, w] = sum_{c, i, j} x[n, c, h + i, w + j] * w[f, c, i, j]."""
-        n, _, hp, wp = x.shape
-        f, _, kh, kw = w.shape
-        shape = [n, f, hp - kh + 1, wp - kw + 1]
+    def place(self, src, shape, offsets, strides, value=0.0):
+        """A tensor of `shape` filled with `value` that holds src[t] at
+        offsets + strides * t in each dimension (elements that fall outside
+        are dropped): zero padding with a negative amount trimming, and the
+        stride's dilation of a convolution's transposed input."""
+        lo, sizes, offs = [], [], []
+        for d, off, st, n in zip(src.shape, offsets, strides, shape):
+            t0 = (-off + st - 1) // st if off < 0 else 0
+            t1 = min(d, (n - 1 - off) // st + 1) if n - 1 - off >= 0 else 0
+            lo.append(t0)
+            sizes.append(max(t1, t0) - t0)
+            offs.append(off + st * t0)
+        if list(sizes) == list(shape):  # nothing of the fill is left
+            return self.slice_nd(src, lo, sizes)
+        dest = self.filled(shape, value, src.dtype)
+        if any(sz == 0 for sz in sizes):
+            return dest
+        return self.insert(self.slice_nd(src, lo, sizes), dest, offs, strides)
+
+    def pad(self, a, lo, hi=None, value=0.0):
+        """Pads dimension i with `lo[i]` elements of `value` before and
+        `hi[i]` after (`lo` on both sides when `hi` is None); a negative
+        amount trims. A fill with `a` inserted, which the CPU lowering
+        bufferizes as an allocation, a fill and a copy."""
+        hi = lo if hi is None else hi
+        shape = [d + l + h for d, l, h in zip(a.shape, lo, hi)]
+        if not any(lo) and not any(hi):
+            return a
+        return self.place(a, shape, lo, [1] * len(lo), value)
+
+    @staticmethod
+    def window_attrs(strides, dilations):
+        """The strides and dilations attributes of a linalg convolution or
+        pooling op, none when both are 1."""
+        if all(s == 1 for s in strides) and all(d == 1 for d in dilations):
+            return []
+        n = len(strides)
+        return [f"dilations = dense<[{', '.join(map(str, dilations))}]> : tensor<{n}xi64>",
+                f"strides = dense<[{', '.join(map(str, strides))}]> : tensor<{n}xi64>"]
+
+    def conv2d(self, x, w, strides=(1, 1), dilations=(1, 1), groups=1):
+        """Valid 2-D convolution of the (padded) input x [N, C, H, W] with w
+        [F, C / groups, KH, KW]: out[n, f, h, w] = sum_{c, i, j} x[n, g(f) *
+        C / groups + c, h * s + i * d, w * s + j * d] * w[f, c, i, j] as
+        linalg.conv_2d_nchw_fchw, grouped as linalg.conv_2d_ngchw_gfchw."""
+        n, c, hp, wp = x.shape
+        f, cg, kh, kw = w.shape
+        (sh, sw), (dh, dw) = strides, dilations
+        ho = (hp - dh * (kh - 1) - 1) // sh + 1
+        wo = (wp - dw * (kw - 1) - 1) // sw + 1
+        # The rows and columns the windows reach (a stride may leave some).
+        x = self.slice_nd(x, [0, 0, 0, 0], [n, c, (ho - 1) * sh + dh * (kh - 1) + 1,
+                                          (wo - 1) * sw + dw * (kw - 1) + 1])
+        attrs = self.window_attrs(strides, dilations)
+        if groups == 1:
+            shape = [n, f, ho, wo]
+            init = self.filled(shape, 0.0)
+            out = self.new(shape, hint="conv")
+            self.emit(f"  {out.name} = linalg.conv_2d_nchw_fchw{self.ATTRS} ins({x.name}, "
+                      f"{w.name} : {x.type}, {w.type}) outs({init.name} : {init.type}) -> "
+                      f"{out.type}", out.name, attrs)
+            return out
+        g = groups
+        xg = self.reshape(x, [n, g, c // g] + list(x.shape[2:]))
+        wg = self.reshape(w, [g, f // g, cg, kh, kw])
+        shape = [n, g, f // g, ho, wo]
         init = self.filled(shape, 0.0)
         out = self.new(shape, hint="conv")
-        self.emit(f"  {out.name} = linalg.conv_2d_nchw_fchw{self.ATTRS} ins({x.name}, "
-                  f"{w.name} : {x.type}, {w.type}) outs({init.name} : {init.type}) -> "
-                  f"{out.type}", out.name)
-        return out
+        self.emit(f"  {out.name} = linalg.conv_2d_ngchw_gfchw{self.ATTRS} ins({xg.name}, "
+                  f"{wg.name} : {xg.type}, {wg.type}) outs({init.name} : {init.type}) -> "
+                  f"{out.type}", out.name, attrs)
+        return self.reshape(out, [n, f, ho, wo])
 
-    def generic(self, inputs, maps, shape, iterators, body, init=None, yields="{y}"):
+    def generic(self, inputs, maps, shape, iterators, body, init=None, yields="{y}",
+                dtype="f32"):
         """linalg.generic over `inputs` with `maps` (affine expressions of
         d0...; the output's map last), `body` the payload on the block
         arguments {0}, {1}, ... (str.format fields; the output's last), with
-        {y} and {t} fresh names, yielding `yields`."""
+        {y} and {t} fresh names, yielding `yields`. `body` may instead be a
+        function of the block arguments' names and `fresh` that returns the
+        payload's text and the value it yields. The output's element type is
+        `dtype` (the init's when one is given)."""
         dims = ", ".join(f"d{i}" for i in range(len(iterators)))
-        init = init if init is not None else self.empty(shape)
-        out = self.new(shape, hint="g")
+        init = init if init is not None else self.empty(shape, dtype)
+        out = self.new(shape, init.dtype, hint="g")
         args = [self.fresh("a") for _ in range(len(inputs) + 1)]
-        fields = dict(y=self.fresh("y"), t=self.fresh("t"))
-        text = body.format(*args, **fields)
-        result = yields.format(*args, **fields)
+        if callable(body):
+            text, result = body(args, self.fresh)
+        else:
+            fields = dict(y=self.fresh("y"), t=self.fresh("t"))
+            text = body.format(*args, **fields)
+            result = yields.format(*args, **fields)
         maps_text = ", ".join(f"affine_map<({dims}) -> ({m})>" for m in maps)
         iters = ", ".join(f'"{t}"' for t in iterators)
         ins = (f" ins({', '.join(v.name for v in inputs)} : "
                f"{', '.join(v.type for v in inputs)})") if inputs else ""
         block = "".join(f"      {line}\n" for line in text.strip().splitlines())
+        types = [v.dtype for v in inputs] + [init.dtype]
         self.emit(f"  {out.name} = linalg.generic {{indexing_maps = [{maps_text}], "
                   f"iterator_types = [{iters}]}}{ins} outs({init.name} : {init.type})"
                   f"{self.GENERIC_ATTRS} {{\n"
-                  f"    ^bb0({', '.join(f'{a}: f32' for a in args)}):\n{block}"
-                  f"      linalg.yield {result} : f32\n"
+                  f"    ^bb0({', '.join(f'{a}: {t}' for a, t in zip(args, types))}):\n"
+                  f"{block}"
+                  f"      linalg.yield {result} : {init.dtype}\n"
                   f"    }} -> {out.type}", out.name)
         return out
 
@@ -303,7 +516,9 @@ class Emitter:
             return values[0]
         shape = list(values[0].shape)
         shape[dim] = sum(v.shape[dim] for v in values)
-        out = self.new(shape, hint="cat")
+        dtype = promote(*values)
+        values = [self.convert(v, dtype) for v in values]
+        out = self.new(shape, dtype, hint="cat")
         self.emit(f"  {out.name} = tensor.concat dim({dim}) "
                   f"{', '.join(v.name for v in values)}{self.ATTRS} : "
                   f"({', '.join(v.type for v in values)}) -> {out.type}", out.name)
@@ -341,6 +556,14 @@ def _check_dtype(kwargs, what):
         raise UnsupportedOp(f"{what} with dtype {dtype}")
 
 
+def _result_dtype(e, kwargs):
+    """The element type a creation op makes: its dtype argument, else the
+    one PyTorch recorded for the node, else float32."""
+    if kwargs.get("dtype") is not None:
+        return mlir_dtype(kwargs["dtype"])
+    return e.result_dtype or "f32"
+
+
 def _layer_norm(e, x, normalized_shape, weight, bias, eps):
     axes = list(range(len(x.shape) - len(normalized_shape), len(x.shape)))
     n = math.prod(normalized_shape)
@@ -364,13 +587,213 @@ def _softmax(e, x, dim):
 
 
 def _gelu(e, x, approximate="none"):
+    if approximate == "none":
+        # x * (1 + erf(x / sqrt(2))) / 2
+        cdf = e.binary("addf", e.unary("math.erf", e.binary("mulf", x, 1 / math.sqrt(2.0))),
+                       1.0)
+        return e.binary("mulf", e.binary("mulf", x, cdf), 0.5)
     if approximate != "tanh":
-        raise UnsupportedOp(f"gelu with approximate='{approximate}' (only 'tanh')")
+        raise UnsupportedOp(f"gelu with approximate='{approximate}'")
     cube = e.binary("mulf", x, e.binary("mulf", x, x))
     inner = e.binary("mulf", e.binary("addf", x, e.binary("mulf", cube, 0.044715)),
                      math.sqrt(2.0 / math.pi))
     return e.binary("mulf", e.binary("mulf", x, e.binary("addf", e.unary("math.tanh", inner),
                                                          1.0)), 0.5)
+
+
+def _gelu_backward(e, grad, x, approximate="none"):
+    """PyTorch's GELU derivative: erf's cdf + x * pdf, or tanh's."""
+    if approximate == "none":
+        cdf = e.binary("mulf", e.binary("addf", e.unary(
+            "math.erf", e.binary("mulf", x, 1 / math.sqrt(2.0))), 1.0), 0.5)
+        pdf = e.binary("mulf", e.unary("math.exp", e.binary("mulf", e.binary("mulf", x, x),
+                                                             -0.5)),
+                       1 / math.sqrt(2.0 * math.pi))
+        return e.binary("mulf", grad, e.binary("addf", cdf, e.binary("mulf", x, pdf)))
+    if approximate != "tanh":
+        raise UnsupportedOp(f"gelu_backward with approximate='{approximate}'")
+    k, c = math.sqrt(2.0 / math.pi), 0.044715
+    x2 = e.binary("mulf", x, x)
+    inner = e.binary("mulf", e.binary("mulf", x, e.binary("addf", e.binary("mulf", x2, c),
+                                                          1.0)), k)
+    t = e.unary("math.tanh", inner)
+    left = e.binary("mulf", e.binary("addf", t, 1.0), 0.5)
+    dinner = e.binary("mulf", e.binary("addf", e.binary("mulf", x2, 3 * c), 1.0), k)
+    right = e.binary("mulf", e.binary("mulf", e.binary("mulf", x, 0.5),
+                                      e.binary("subf", 1.0, e.binary("mulf", t, t))), dinner)
+    return e.binary("mulf", grad, e.binary("addf", left, right))
+
+
+def _clamp(e, x, lo=None, hi=None):
+    if lo is not None:
+        x = e.binary("maximumf", x, lo)
+    if hi is not None:
+        x = e.binary("minimumf", x, hi)
+    return x
+
+
+def _hardtanh_backward(e, grad, x, lo, hi):
+    """Zero where x <= min or x >= max, as PyTorch's hardtanh_backward."""
+    outside = e.binary("maximumf", e.cmp("ole", x, lo), e.cmp("oge", x, hi))
+    return e.select(outside, 0.0, grad)
+
+
+def _sigmoid(e, x):
+    return e.binary("divf", 1.0, e.binary("addf", e.unary("math.exp", e.unary(
+        "arith.negf", x)), 1.0))
+
+
+def _sigmoid_backward(e, grad, y):
+    return e.binary("mulf", grad, e.binary("mulf", y, e.binary("subf", 1.0, y)))
+
+
+def _silu_backward(e, grad, x):
+    s = _sigmoid(e, x)
+    return e.binary("mulf", grad, e.binary("mulf", s, e.binary(
+        "addf", e.binary("mulf", x, e.binary("subf", 1.0, s)), 1.0)))
+
+
+def _neg(e, a):
+    if is_float(a.dtype):
+        return e.unary("arith.negf", a)
+    return e.binary("subf", 0, a)
+
+
+def _logical_not(e, a):
+    return e.cmp("eq", e.convert(a, "i1"), False)
+
+
+def _logical(op):
+    def f(e, a, b):
+        return e.binary(op, e.convert(a, "i1") if isinstance(a, Value) else bool(a),
+                        e.convert(b, "i1") if isinstance(b, Value) else bool(b), "i1")
+    return f
+
+
+def _bitwise(op):
+    """and / or on booleans; integer tensors are not mapped."""
+    def f(e, a, b):
+        for v in (a, b):
+            if isinstance(v, Value) and v.dtype != "i1":
+                raise UnsupportedOp(f"a bitwise op on {v.dtype} (only bool)")
+        return e.binary(op, a, b, "i1")
+    return f
+
+
+def _masked_fill(e, a, mask, value):
+    return e.select(mask, value, a)
+
+
+def _arange(e, start, end=None, step=1, **kw):
+    if end is None:
+        start, end = 0, start
+    dtype = _result_dtype(e, kw)
+    values = []
+    v = start
+    while (step > 0 and v < end) or (step < 0 and v > end):
+        values.append(v)
+        v += step
+    if not values:
+        raise UnsupportedOp("an empty arange")
+    return e.constant(values, dtype) if len(values) > 1 else e.splat(values[0], [1], dtype)
+
+
+def _select_int(e, a, dim, index):
+    dim %= len(a.shape)
+    index %= a.shape[dim]
+    part = e.extract_slice(a, dim, index, 1)
+    return e.reshape(part, [s for i, s in enumerate(a.shape) if i != dim])
+
+
+def _embedding(e, weight, indices, padding_idx=-1, scale_grad_by_freq=False,
+               sparse=False):
+    """weight[indices]: a linalg.generic over the indices and the embedding
+    dimension that reads the table with tensor.extract (an index outside the
+    table is clamped: PyTorch raises on it)."""
+    shape = list(indices.shape) + [weight.shape[1]]
+    rank = len(shape)
+    indices = e.convert(indices, "i64")
+
+    def body(a, fresh):
+        ix = a[0]
+        lines = []
+
+        def op(text):
+            r = fresh("ix")
+            lines.append(f"{r} = {text}")
+            return r
+        lo = op("arith.constant 0 : i64")
+        hi = op(f"arith.constant {weight.shape[0] - 1} : i64")
+        clamped = op(f"arith.minsi {op(f'arith.maxsi {ix}, {lo} : i64')}, {hi} : i64")
+        row = op(f"arith.index_cast {clamped} : i64 to index")
+        col = op(f"linalg.index {rank - 1} : index")
+        result = op(f"tensor.extract {weight.name}[{row}, {col}] : {weight.type}")
+        return "\n".join(lines), result
+
+    dims = [f"d{i}" for i in range(rank)]
+    return e.generic([indices], [", ".join(dims[:-1]), ", ".join(dims)], shape,
+                     ["parallel"] * rank, body, dtype=weight.dtype)
+
+
+def _scatter_add_rows(e, dest, index, values, skip=None):
+    """dest + the rows of `values` added at the rows `index` names:
+    out[v, ...] = dest[v, ...] + sum over positions p with index[p] == v
+    (and v != skip) of values[p, ...], a linalg.generic reduction over the
+    positions, which adds in a fixed order (PyTorch's CPU kernels add in
+    position order too)."""
+    positions = math.prod(index.shape)
+    row = math.prod(dest.shape[1:])
+    values = e.broadcast_to(values, list(index.shape) + list(dest.shape[1:]))
+    flat_idx = e.reshape(e.convert(index, "i64"), [positions])
+    flat_values = e.reshape(values, [positions, row])
+
+    def body(a, fresh):
+        ix, g, acc = a
+        v, vi, hit, part, y = (fresh("ix") for _ in range(5))
+        text = (f"{v} = linalg.index 0 : index\n"
+                f"{vi} = arith.index_cast {v} : index to i64\n"
+                f"{hit} = arith.cmpi eq, {ix}, {vi} : i64\n")
+        if skip is not None and skip >= 0:
+            text += (f"{hit}k = arith.constant {skip} : i64\n"
+                     f"{hit}n = arith.cmpi ne, {vi}, {hit}k : i64\n"
+                     f"{hit}b = arith.andi {hit}, {hit}n : i1\n")
+            hit = f"{hit}b"
+        text += (f"{part} = arith.addf {acc}, {g} : f32\n"
+                 f"{y} = arith.select {hit}, {part}, {acc} : f32")
+        return text, y
+
+    out = e.generic([flat_idx, flat_values], ["d2", "d2, d1", "d0, d1"],
+                    [dest.shape[0], row], ["parallel", "parallel", "reduction"], body,
+                    init=e.reshape(dest, [dest.shape[0], row]))
+    return e.reshape(out, dest.shape)
+
+
+def _embedding_dense_backward(e, grad, indices, num_weights, padding_idx,
+                              scale_grad_by_freq):
+    """grad_weight: the gradient's rows added at their tokens' rows, none at
+    padding_idx."""
+    if scale_grad_by_freq:
+        raise UnsupportedOp("embedding backward with scale_grad_by_freq")
+    dest = e.filled([num_weights, grad.shape[-1]], 0.0)
+    return _scatter_add_rows(e, dest, indices, grad, skip=padding_idx)
+
+
+def _index_put(e, dest, indices, values, accumulate=False):
+    """dest[index] += values along the first dimension (the decomposed
+    backward of embedding and indexing); the overwriting form, whose result
+    with repeated indices PyTorch leaves undefined, is not mapped."""
+    if not accumulate:
+        raise UnsupportedOp("index_put without accumulate=True")
+    if len(indices) != 1 or indices[0] is None:
+        raise UnsupportedOp("index_put with other than one index tensor, on dimension 0")
+    return _scatter_add_rows(e, dest, indices[0], values)
+
+
+def _index_select(e, a, dim, index):
+    dim %= len(a.shape)
+    if dim == 0 and len(a.shape) == 2 and len(index.shape) == 1:
+        return _embedding(e, a, index)
+    raise UnsupportedOp(f"index_select along dimension {dim} of a {len(a.shape)}-D tensor")
 
 
 def _pow(e, a, exponent):
@@ -432,7 +855,10 @@ def _split(e, a, size, dim=0):
 
 
 def _sum(e, a, dims=None, keepdim=False, **kw):
-    _check_dtype(kw, "sum")
+    if kw.get("dtype") is not None:
+        a = e.convert(a, mlir_dtype(kw["dtype"]))
+    if not a.shape:
+        return a
     return e.reduce(a, _dims(dims, len(a.shape)), keepdim=keepdim)
 
 
@@ -444,21 +870,22 @@ def _mean(e, a, dims=None, keepdim=False, **kw):
 
 
 def _to_copy(e, a, **kw):
-    _check_dtype(kw, "_to_copy")
-    if a.dtype == "i1" and "dtype" in kw:
+    if kw.get("dtype") is None:
+        return a
+    dtype = mlir_dtype(kw["dtype"])
+    if a.dtype == "i1" and dtype == "f32":
         return e.select(a, 1.0, 0.0)  # bool -> float32 (a dropout mask)
-    return a
+    return e.convert(a, dtype)
 
 
 def _full(e, size, value, **kw):
-    _check_dtype(kw, "full")
-    return e.splat(float(value), size)
+    return e.splat(value, size, _result_dtype(e, kw))
 
 
 def _like(value):
     def f(e, a, *args, **kw):
-        _check_dtype(kw, "full_like")
-        return e.splat(float(value if value is not None else args[0]), a.shape)
+        dtype = mlir_dtype(kw["dtype"]) if kw.get("dtype") is not None else a.dtype
+        return e.splat(value if value is not None else args[0], a.shape, dtype)
     return f
 
 
@@ -500,58 +927,407 @@ def _getitem(e, t, i):
 
 
 def _conv_form(x, w, stride, padding, dilation, transposed, output_padding, groups):
-    """The padding of the 2-D convolutions mapped: NCHW, stride 1, dilation 1,
-    one group, not transposed, symmetric padding of at most kernel - 1."""
+    """The 2-D convolutions mapped: NCHW, any stride, dilation, padding and
+    groups (depthwise included), not transposed. Returns (stride, padding,
+    dilation) as pairs."""
     if len(x.shape) != 4:
         raise UnsupportedOp(f"a {len(x.shape) - 2}-D convolution (only 2-D, NCHW)")
     if transposed:
         raise UnsupportedOp("a transposed convolution")
-    if list(stride) != [1, 1]:
-        raise UnsupportedOp(f"stride {list(stride)} (only 1)")
-    if list(dilation) != [1, 1]:
-        raise UnsupportedOp(f"dilation {list(dilation)} (only 1)")
-    if groups != 1:
-        raise UnsupportedOp(f"groups={groups} (only 1)")
-    padding = list(padding)
-    if len(padding) != 2 or any(p < 0 or p > k - 1 for p, k in zip(padding, w.shape[2:])):
-        raise UnsupportedOp(f"padding {padding} (only 0 to kernel size - 1)")
-    return padding
+    pair = lambda v: [v, v] if isinstance(v, int) else list(v)  # noqa: E731
+    stride, padding, dilation = pair(stride), pair(padding), pair(dilation)
+    if len(stride) != 2 or len(padding) != 2 or len(dilation) != 2 or \
+            min(stride + dilation) < 1 or min(padding) < 0:
+        raise UnsupportedOp(f"stride {stride}, padding {padding}, dilation {dilation}")
+    if x.shape[1] != w.shape[1] * groups or w.shape[0] % groups:
+        raise UnsupportedOp(f"groups={groups} with weight {list(w.shape)} and input "
+                            f"{list(x.shape)}")
+    return stride, padding, dilation
 
 
 def _convolution(e, x, w, bias, stride, padding, dilation, transposed, output_padding,
                  groups):
-    ph, pw = _conv_form(x, w, stride, padding, dilation, transposed, output_padding, groups)
-    out = e.conv2d(e.pad(x, [0, 0, ph, pw]), w)
+    (sh, sw), (ph, pw), (dh, dw) = _conv_form(x, w, stride, padding, dilation, transposed,
+                                              output_padding, groups)
+    out = e.conv2d(e.pad(x, [0, 0, ph, pw]), w, (sh, sw), (dh, dw), groups)
     if bias is not None:
         out = e.binary("addf", out, e.reshape(bias, [bias.shape[0], 1, 1]))
     return out
 
 
+def _affine(*terms):
+    """The affine expression sum(coefficient * dim) + constant of
+    (coefficient, dim-or-None) pairs."""
+    parts = []
+    for c, d in terms:
+        if c == 0:
+            continue
+        if d is None:
+            parts.append(str(c))
+        else:
+            parts.append(d if c == 1 else f"{d} * {c}")
+    return " + ".join(parts) or "0"
+
+
 def _convolution_backward(e, grad, x, w, bias_sizes, stride, padding, dilation,
                           transposed, output_padding, groups, output_mask):
-    """grad_input: the convolution of the gradient, padded by kernel - 1 -
-    padding, with the weight flipped in both spatial dimensions and its
-    channels swapped; grad_weight[f, c, i, j] = sum_{n, h, w} grad[n, f, h, w]
-    * padded_x[n, c, h + i, w + j] (a linalg.generic); grad_bias: the sum of
-    the gradient over batch and space."""
-    ph, pw = _conv_form(x, w, stride, padding, dilation, transposed, output_padding, groups)
-    f, c, kh, kw = w.shape
+    """grad_input: the transposed convolution, the gradient dilated by the
+    stride and padded by dilation * (kernel - 1) - padding, convolved (with
+    the forward's dilation) with the weight flipped in both spatial
+    dimensions and its channels swapped within each group; grad_weight[f, c,
+    i, j] = sum_{n, h, w} grad[n, f, h, w] * padded_x[n, g(f) * C / groups +
+    c, h * stride + i * dilation, ...] (a linalg.generic); grad_bias: the sum
+    of the gradient over batch and space."""
+    (sh, sw), (ph, pw), (dh, dw) = _conv_form(x, w, stride, padding, dilation, transposed,
+                                              output_padding, groups)
+    n, c, hx, wx = x.shape
+    f, cg, kh, kw = w.shape
+    g, fg = groups, f // groups
+    _, _, ho, wo = grad.shape
     results = [None, None, None]
     if output_mask[0]:
-        flipped = e.generic([w], [f"d1, d0, {kh - 1} - d2, {kw - 1} - d3",
-                                  "d0, d1, d2, d3"], [c, f, kh, kw], ["parallel"] * 4,
-                            "", yields="{0}")
-        results[0] = e.conv2d(e.pad(grad, [0, 0, kh - 1 - ph, kw - 1 - pw]), flipped)
+        spread = e.place(grad, [n, f, hx + dh * (kh - 1), wx + dw * (kw - 1)],
+                         [0, 0, dh * (kh - 1) - ph, dw * (kw - 1) - pw], [1, 1, sh, sw])
+        flip_h, flip_w = f"{kh - 1} - d{3 if g > 1 else 2}", f"{kw - 1} - d{4 if g > 1 else 3}"
+        if g == 1:
+            flipped = e.generic([w], [f"d1, d0, {flip_h}, {flip_w}", "d0, d1, d2, d3"],
+                                [c, f, kh, kw], ["parallel"] * 4, "", yields="{0}")
+        else:
+            flipped = e.generic([e.reshape(w, [g, fg, cg, kh, kw])],
+                                [f"d0, d2, d1, {flip_h}, {flip_w}", "d0, d1, d2, d3, d4"],
+                                [g, cg, fg, kh, kw], ["parallel"] * 5, "", yields="{0}")
+            flipped = e.reshape(flipped, [c, fg, kh, kw])
+        results[0] = e.conv2d(spread, flipped, (1, 1), (dh, dw), g)
     if output_mask[1]:
-        xp = e.pad(x, [0, 0, ph, pw])
-        results[1] = e.generic(
-            [grad, xp], ["d4, d0, d5, d6", "d4, d1, d5 + d2, d6 + d3", "d0, d1, d2, d3"],
-            [f, c, kh, kw], ["parallel"] * 4 + ["reduction"] * 3,
-            "{t} = arith.mulf {0}, {1} : f32\n{y} = arith.addf {2}, {t} : f32",
-            init=e.filled([f, c, kh, kw], 0.0))
+        extent = [(ho - 1) * sh + dh * (kh - 1) + 1, (wo - 1) * sw + dw * (kw - 1) + 1]
+        xp = e.pad(x, [0, 0, ph, pw], [0, 0, extent[0] - hx - ph, extent[1] - wx - pw])
+        mul_add = "{t} = arith.mulf {0}, {1} : f32\n{y} = arith.addf {2}, {t} : f32"
+        if g == 1:
+            results[1] = e.generic(
+                [grad, xp], ["d4, d0, d5, d6",
+                             f"d4, d1, {_affine((sh, 'd5'), (dh, 'd2'))}, "
+                             f"{_affine((sw, 'd6'), (dw, 'd3'))}", "d0, d1, d2, d3"],
+                [f, c, kh, kw], ["parallel"] * 4 + ["reduction"] * 3, mul_add,
+                init=e.filled([f, c, kh, kw], 0.0))
+        else:
+            gw = e.generic(
+                [e.reshape(grad, [n, g, fg, ho, wo]), e.reshape(xp, [n, g, cg] + extent)],
+                ["d5, d0, d1, d6, d7",
+                 f"d5, d0, d2, {_affine((sh, 'd6'), (dh, 'd3'))}, "
+                 f"{_affine((sw, 'd7'), (dw, 'd4'))}", "d0, d1, d2, d3, d4"],
+                [g, fg, cg, kh, kw], ["parallel"] * 5 + ["reduction"] * 3, mul_add,
+                init=e.filled([g, fg, cg, kh, kw], 0.0))
+            results[1] = e.reshape(gw, [f, cg, kh, kw])
     if output_mask[2]:
         results[2] = e.reduce(grad, [0, 2, 3])
     return tuple(results)
+
+
+# -- Pooling ---------------------------------------------------------------------
+
+def _pool_form(x, kernel, stride, padding, dilation, ceil_mode):
+    """(kernel, stride, padding, dilation, output size, padded extent) of a
+    2-D pooling over NCHW, each a pair; the output size as PyTorch computes
+    it (with ceil_mode, a last window must start inside the input or its
+    left padding)."""
+    if len(x.shape) != 4:
+        raise UnsupportedOp(f"{len(x.shape)}-D pooling input (only NCHW)")
+    pair = lambda v: ([v, v] if isinstance(v, int) else  # noqa: E731
+                      list(v) * 2 if len(v) == 1 else list(v))
+    kernel = pair(kernel)
+    stride = pair(stride) if stride not in (None, [], ()) else list(kernel)
+    padding, dilation = pair(padding), pair(dilation)
+    out, extent = [], []
+    for size, k, s, p, d in zip(x.shape[2:], kernel, stride, padding, dilation):
+        if p > k // 2 or p < 0:
+            raise UnsupportedOp(f"padding {padding} with kernel {kernel}")
+        o = (size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
+        if ceil_mode and (o - 1) * s >= size + p:
+            o -= 1
+        out.append(o)
+        extent.append((o - 1) * s + d * (k - 1) + 1)
+    return kernel, stride, padding, dilation, out, extent
+
+
+def _max_pool2d_with_indices(e, x, kernel, stride=(), padding=0, dilation=1,
+                             ceil_mode=False):
+    """The maximum over each window (linalg.pooling_nchw_max on the input
+    padded with -inf) and its index, the flat h * W + w of the first maximum
+    in the window's row-major order that lies inside the input, as PyTorch
+    picks it: the smallest in-bounds index whose element equals the
+    maximum, a linalg.generic reduction whose result does not depend on
+    the order it visits the window in."""
+    k, s, p, d, (ho, wo), extent = _pool_form(x, kernel, stride, padding, dilation,
+                                              ceil_mode)
+    n, c, h, w = x.shape
+    xp = e.pad(x, [0, 0, p[0], p[1]],
+               [0, 0, extent[0] - h - p[0], extent[1] - w - p[1]], -math.inf)
+    window = e.empty(k)
+    init = e.filled([n, c, ho, wo], -math.inf)
+    val = e.new([n, c, ho, wo], hint="pool")
+    e.emit(f"  {val.name} = linalg.pooling_nchw_max{e.ATTRS} ins({xp.name}, {window.name} : "
+           f"{xp.type}, {window.type}) outs({init.name} : {init.type}) -> {val.type}",
+           val.name, e.window_attrs(s, d))
+
+    def body(a, fresh):
+        xv, _, mv, acc = a
+        lines, names = [], {}
+
+        def op(text):
+            r = fresh("ix")
+            lines.append(f"{r} = {text}")
+            return r
+        for i in range(4):
+            names[i] = op(f"linalg.index {i + 2} : index")
+        const = {}
+        for v in {s[0], d[0], p[0], s[1], d[1], p[1], h, w, 0}:
+            const[v] = op(f"arith.constant {v} : index")
+        row = op(f"arith.addi {op(f'arith.muli {names[0]}, {const[s[0]]} : index')}, "
+                 f"{op(f'arith.muli {names[2]}, {const[d[0]]} : index')} : index")
+        row = op(f"arith.subi {row}, {const[p[0]]} : index")
+        col = op(f"arith.addi {op(f'arith.muli {names[1]}, {const[s[1]]} : index')}, "
+                 f"{op(f'arith.muli {names[3]}, {const[d[1]]} : index')} : index")
+        col = op(f"arith.subi {col}, {const[p[1]]} : index")
+        inside = op(f"arith.cmpf oeq, {xv}, {mv} : f32")
+        for v, lo_hi in ((row, h), (col, w)):
+            ge = op(f"arith.cmpi sge, {v}, {const[0]} : index")
+            lt = op(f"arith.cmpi slt, {v}, {const[lo_hi]} : index")
+            inside = op(f"arith.andi {inside}, {op(f'arith.andi {ge}, {lt} : i1')} : i1")
+        flat = op(f"arith.addi {op(f'arith.muli {row}, {const[w]} : index')}, {col} : index")
+        flat = op(f"arith.index_cast {flat} : index to i64")
+        least = op(f"arith.minsi {flat}, {acc} : i64")
+        result = op(f"arith.select {inside}, {least}, {acc} : i64")
+        return "\n".join(lines), result
+
+    idx = e.generic([xp, window, val],
+                    [f"d0, d1, {_affine((s[0], 'd2'), (d[0], 'd4'))}, "
+                     f"{_affine((s[1], 'd3'), (d[1], 'd5'))}", "d4, d5", "d0, d1, d2, d3",
+                     "d0, d1, d2, d3"],
+                    [n, c, ho, wo], ["parallel"] * 4 + ["reduction"] * 2, body,
+                    init=e.filled([n, c, ho, wo], (1 << 63) - 1, "i64"))
+    return val, idx
+
+
+def _max_pool2d_with_indices_backward(e, grad, x, kernel, stride, padding, dilation,
+                                      ceil_mode, indices):
+    """Each output's gradient goes to the input element its index names:
+    for each window position (i, j), the gradients whose index is that
+    position are added at stride-spaced offsets (i, j) into the padded input's
+    gradient (a strided extract_slice, an add and an insert_slice, in place),
+    which is then cut to the input. An index's window position is computed
+    once (a linalg.generic)."""
+    k, s, p, d, (ho, wo), extent = _pool_form(x, kernel, stride, padding, dilation,
+                                              ceil_mode)
+    n, c, h, w = x.shape
+
+    def body(a, fresh):
+        ix, _ = a
+        lines = []
+
+        def op(text):
+            r = fresh("ix")
+            lines.append(f"{r} = {text}")
+            return r
+        oh, ow = op("linalg.index 2 : index"), op("linalg.index 3 : index")
+        oh, ow = (op(f"arith.index_cast {v} : index to i64") for v in (oh, ow))
+        cst = {v: op(f"arith.constant {v} : i64") for v in
+               {s[0], s[1], p[0], p[1], d[0], d[1], w, k[0], k[1], 0, -1}}
+        row, col = op(f"arith.divsi {ix}, {cst[w]} : i64"), op(f"arith.remsi {ix}, {cst[w]} : i64")
+        pos = []
+        for v, o, st, pd, dl, kk in ((row, oh, s[0], p[0], d[0], k[0]),
+                                     (col, ow, s[1], p[1], d[1], k[1])):
+            start = op(f"arith.subi {op(f'arith.muli {o}, {cst[st]} : i64')}, {cst[pd]} : i64")
+            off = op(f"arith.divsi {op(f'arith.subi {v}, {start} : i64')}, {cst[dl]} : i64")
+            ok = op(f"arith.andi {op(f'arith.cmpi sge, {off}, {cst[0]} : i64')}, "
+                    f"{op(f'arith.cmpi slt, {off}, {cst[kk]} : i64')} : i1")
+            pos.append((off, ok))
+        local = op(f"arith.addi {op(f'arith.muli {pos[0][0]}, {cst[k[1]]} : i64')}, "
+                   f"{pos[1][0]} : i64")
+        ok = op(f"arith.andi {pos[0][1]}, {pos[1][1]} : i1")
+        result = op(f"arith.select {ok}, {local}, {cst[-1]} : i64")
+        return "\n".join(lines), result
+
+    local = e.generic([indices], ["d0, d1, d2, d3", "d0, d1, d2, d3"], [n, c, ho, wo],
+                      ["parallel"] * 4, body, dtype="i64")
+    acc = e.filled([n, c] + extent, 0.0)
+    for i in range(k[0]):
+        for j in range(k[1]):
+            part = e.select(e.cmp("eq", local, i * k[1] + j), grad, 0.0)
+            offsets, strides = [0, 0, i * d[0], j * d[1]], [1, 1, s[0], s[1]]
+            here = e.slice_nd(acc, offsets, [n, c, ho, wo], strides)
+            acc = e.insert(e.binary("addf", here, part), acc, offsets, strides)
+    return e.pad(acc, [0, 0, -p[0], -p[1]],
+                 [0, 0, h + p[0] - extent[0], w + p[1] - extent[1]])
+
+
+def _adaptive_weights(e, size, out):
+    """[out, size]: 1 / |window| where input element h is in output o's
+    window [floor(o * size / out), ceil((o + 1) * size / out)), else 0."""
+    rows = []
+    for o in range(out):
+        lo, hi = (o * size) // out, -((-(o + 1) * size) // out)
+        rows.append([1.0 / (hi - lo) if lo <= i < hi else 0.0 for i in range(size)])
+    return e.constant(rows)
+
+
+def _adaptive_avg_pool2d(e, x, output_size):
+    """out[n, c, o, p] = sum_{h, w} x[n, c, h, w] * A[o, h] * B[p, w] with
+    the windows' averaging weights A and B."""
+    n, c, h, w = x.shape
+    oh, ow = output_size
+    a, b = _adaptive_weights(e, h, oh), _adaptive_weights(e, w, ow)
+    return e.generic([x, a, b], ["d0, d1, d4, d5", "d2, d4", "d3, d5", "d0, d1, d2, d3"],
+                     [n, c, oh, ow], ["parallel"] * 4 + ["reduction"] * 2,
+                     "{t} = arith.mulf {1}, {2} : f32\n{y} = arith.mulf {0}, {t} : f32\n"
+                     "{t}b = arith.addf {3}, {y} : f32", yields="{t}b",
+                     init=e.filled([n, c, oh, ow], 0.0))
+
+
+def _adaptive_avg_pool2d_backward(e, grad, x):
+    n, c, h, w = x.shape
+    _, _, oh, ow = grad.shape
+    a, b = _adaptive_weights(e, h, oh), _adaptive_weights(e, w, ow)
+    return e.generic([grad, a, b], ["d0, d1, d4, d5", "d4, d2", "d5, d3", "d0, d1, d2, d3"],
+                     [n, c, h, w], ["parallel"] * 4 + ["reduction"] * 2,
+                     "{t} = arith.mulf {1}, {2} : f32\n{y} = arith.mulf {0}, {t} : f32\n"
+                     "{t}b = arith.addf {3}, {y} : f32", yields="{t}b",
+                     init=e.filled([n, c, h, w], 0.0))
+
+
+def _avg_pool2d(e, x, kernel, stride=(), padding=0, ceil_mode=False,
+                count_include_pad=True, divisor_override=None):
+    """The window sums (linalg.pooling_nchw_sum on the zero-padded input)
+    divided by each window's divisor as PyTorch counts it."""
+    k, s, p, d, (ho, wo), extent = _pool_form(x, kernel, stride, padding, 1, ceil_mode)
+    n, c, h, w = x.shape
+    xp = e.pad(x, [0, 0, p[0], p[1]], [0, 0, extent[0] - h - p[0], extent[1] - w - p[1]])
+    window = e.empty(k)
+    init = e.filled([n, c, ho, wo], 0.0)
+    total = e.new([n, c, ho, wo], hint="pool")
+    e.emit(f"  {total.name} = linalg.pooling_nchw_sum{e.ATTRS} ins({xp.name}, {window.name} : "
+           f"{xp.type}, {window.type}) outs({init.name} : {init.type}) -> {total.type}",
+           total.name, e.window_attrs(s, d))
+    return e.binary("mulf", total, _avg_pool_scale(e, x, k, s, p, (ho, wo), count_include_pad,
+                                                   divisor_override))
+
+
+def _avg_pool_scale(e, x, k, s, p, out, count_include_pad, divisor_override):
+    """[out_h, out_w]: 1 / the divisor of each window (PyTorch's: the window
+    clipped to the padded input, or to the input without count_include_pad)."""
+    h, w = x.shape[2:]
+    if divisor_override:
+        return 1.0 / divisor_override
+    rows = []
+    for oh in range(out[0]):
+        row = []
+        for ow in range(out[1]):
+            size = 1
+            for o, st, pd, kk, n in ((oh, s[0], p[0], k[0], h), (ow, s[1], p[1], k[1], w)):
+                start = o * st - pd
+                end = min(start + kk, n + pd)
+                if not count_include_pad:
+                    start, end = max(start, 0), min(end, n)
+                size *= end - start
+            row.append(1.0 / size)
+        rows.append(row)
+    return e.constant(rows)
+
+
+def _avg_pool2d_backward(e, grad, x, kernel, stride, padding, ceil_mode,
+                         count_include_pad, divisor_override):
+    """The gradient scaled by each window's 1 / divisor, spread over its
+    window: dilated by the stride, padded by kernel - 1 - padding and summed
+    over kernel-sized windows (linalg.pooling_nchw_sum)."""
+    k, s, p, d, (ho, wo), extent = _pool_form(x, kernel, stride, padding, 1, ceil_mode)
+    n, c, h, w = x.shape
+    scaled = e.binary("mulf", grad, _avg_pool_scale(e, x, k, s, p, (ho, wo),
+                                                     count_include_pad, divisor_override))
+    spread = e.place(scaled, [n, c, h + k[0] - 1, w + k[1] - 1],
+                     [0, 0, k[0] - 1 - p[0], k[1] - 1 - p[1]], [1, 1, s[0], s[1]])
+    window = e.empty(k)
+    init = e.filled([n, c, h, w], 0.0)
+    out = e.new([n, c, h, w], hint="pool")
+    e.emit(f"  {out.name} = linalg.pooling_nchw_sum{e.ATTRS} ins({spread.name}, {window.name} "
+           f": {spread.type}, {window.type}) outs({init.name} : {init.type}) -> {out.type}",
+           out.name)
+    return out
+
+
+# -- Indexing --------------------------------------------------------------------
+
+def _gather(e, x, dim, index, sparse_grad=False):
+    """out[..., i, ...] = x[..., index[..., i, ...], ...] along `dim`: a
+    linalg.generic over the index that reads x with tensor.extract (an index
+    outside [0, size) is clamped: PyTorch raises on it)."""
+    rank = len(x.shape)
+    dim %= rank
+    if len(index.shape) != rank or any(index.shape[i] > x.shape[i]
+                                       for i in range(rank) if i != dim):
+        raise UnsupportedOp(f"gather of index {list(index.shape)} from {list(x.shape)}")
+    index = e.convert(index, "i64")
+    ident = ", ".join(f"d{i}" for i in range(rank))
+
+    def body(a, fresh):
+        ix = a[0]
+        lines = []
+
+        def op(text):
+            r = fresh("ix")
+            lines.append(f"{r} = {text}")
+            return r
+        lo = op("arith.constant 0 : i64")
+        hi = op(f"arith.constant {x.shape[dim] - 1} : i64")
+        clamped = op(f"arith.minsi {op(f'arith.maxsi {ix}, {lo} : i64')}, {hi} : i64")
+        at = op(f"arith.index_cast {clamped} : i64 to index")
+        coords = [at if i == dim else op(f"linalg.index {i} : index") for i in range(rank)]
+        result = op(f"tensor.extract {x.name}[{', '.join(coords)}] : {x.type}")
+        return "\n".join(lines), result
+
+    return e.generic([index], [ident, ident], list(index.shape), ["parallel"] * rank, body,
+                     dtype=x.dtype)
+
+
+def _scatter_value(e, src, dim, index, value):
+    """src with src[..., index[..., j, ...], ...] = value along `dim`: a
+    boolean mask (a linalg.generic that ors, over j, index == position) and
+    a select. The index covers `src` in every other dimension."""
+    rank = len(src.shape)
+    dim %= rank
+    if len(index.shape) != rank or any(index.shape[i] != src.shape[i]
+                                       for i in range(rank) if i != dim):
+        raise UnsupportedOp(f"scatter of index {list(index.shape)} into {list(src.shape)}")
+    index = e.convert(index, "i64")
+    dims = [f"d{i}" for i in range(rank)]
+    imap = ", ".join(f"d{rank}" if i == dim else dims[i] for i in range(rank))
+
+    def body(a, fresh):
+        ix, acc = a
+        pos = fresh("ix")
+        at = fresh("ix")
+        eq = fresh("ix")
+        y = fresh("ix")
+        return (f"{pos} = linalg.index {dim} : index\n"
+                f"{at} = arith.index_cast {pos} : index to i64\n"
+                f"{eq} = arith.cmpi eq, {ix}, {at} : i64\n"
+                f"{y} = arith.ori {acc}, {eq} : i1"), y
+
+    hit = e.generic([index], [imap, ", ".join(dims)], list(src.shape),
+                    ["parallel"] * rank + ["reduction"], body,
+                    init=e.filled(list(src.shape), False, "i1"))
+    return e.select(hit, value, src)
+
+
+def _log_softmax(e, x, dim, half_to_float=False):
+    shifted = e.binary("subf", x, e.reduce(x, [dim], "max", keepdim=True))
+    total = e.reduce(e.unary("math.exp", shifted), [dim], keepdim=True)
+    return e.binary("subf", shifted, e.unary("math.log", total))
+
+
+def _squeeze(e, a, dims=None):
+    rank = len(a.shape)
+    dims = set(range(rank)) if dims is None else {d % rank for d in
+                                                  ([dims] if isinstance(dims, int) else dims)}
+    return e.reshape(a, [s for i, s in enumerate(a.shape) if i not in dims or s != 1])
 
 
 def _batch_norm_train(e, x, weight, bias, eps):
@@ -603,8 +1379,8 @@ def ops():
         aten.view.default: lambda e, a, s: e.reshape(a, _sizes(s, a)),
         aten._unsafe_view.default: lambda e, a, s: e.reshape(a, _sizes(s, a)),
         aten.reshape.default: lambda e, a, s: e.reshape(a, _sizes(s, a)),
-        aten.squeeze.dim: lambda e, a, d: e.reshape(
-            a, [s for i, s in enumerate(a.shape) if i != d % len(a.shape) or s != 1]),
+        aten.squeeze.dim: _squeeze, aten.squeeze.dims: _squeeze,
+        aten.squeeze.default: _squeeze,
         aten.unsqueeze.default: lambda e, a, d: e.reshape(
             a, list(a.shape[:d % (len(a.shape) + 1)]) + [1]
             + list(a.shape[d % (len(a.shape) + 1):])),
@@ -631,21 +1407,59 @@ def ops():
         aten.mul.Scalar: lambda e, a, b: e.binary("mulf", a, b),
         aten.div.Tensor: lambda e, a, b: e.binary("divf", a, b),
         aten.div.Scalar: lambda e, a, b: e.binary("divf", a, b),
-        aten.neg.default: lambda e, a: e.unary("arith.negf", a),
+        aten.neg.default: _neg,
         aten.pow.Tensor_Scalar: _pow,
         aten.exp.default: lambda e, a: e.unary("math.exp", a),
         aten.tanh.default: lambda e, a: e.unary("math.tanh", a),
         aten.rsqrt.default: lambda e, a: e.unary("math.rsqrt", a),
         aten.sqrt.default: lambda e, a: e.unary("math.sqrt", a),
-        aten.relu.default: lambda e, a: e.binary("maximumf", a, 0.0),
+        aten.relu.default: lambda e, a: e.binary("maximumf", a, 0),
         aten.maximum.default: lambda e, a, b: e.binary("maximumf", a, b),
+        aten.minimum.default: lambda e, a, b: e.binary("minimumf", a, b),
+        aten.clamp.default: _clamp,
+        aten.clamp_min.default: lambda e, a, lo: _clamp(e, a, lo, None),
+        aten.clamp_max.default: lambda e, a, hi: _clamp(e, a, None, hi),
+        aten.hardtanh.default: lambda e, a, lo=-1.0, hi=1.0: _clamp(e, a, lo, hi),
+        aten.hardtanh_backward.default: _hardtanh_backward,
+        aten.sigmoid.default: _sigmoid,
+        aten.sigmoid_backward.default: _sigmoid_backward,
+        aten.silu.default: lambda e, a: e.binary("mulf", a, _sigmoid(e, a)),
+        aten.silu_backward.default: _silu_backward,
+        aten.erf.default: lambda e, a: e.unary("math.erf", a),
+        aten.abs.default: lambda e, a: e.unary("math.absf", a),
+        aten.sin.default: lambda e, a: e.unary("math.sin", a),
+        aten.cos.default: lambda e, a: e.unary("math.cos", a),
+        aten.reciprocal.default: lambda e, a: e.binary("divf", 1.0, a),
+        aten.logical_not.default: _logical_not,
+        aten.logical_and.default: _logical("andi"),
+        aten.logical_or.default: _logical("ori"),
+        aten.bitwise_and.Tensor: _bitwise("andi"),
+        aten.bitwise_or.Tensor: _bitwise("ori"),
+        aten.bitwise_not.default: _logical_not,
+        aten.masked_fill.Scalar: _masked_fill,
+        aten.masked_fill.Tensor: _masked_fill,
+        aten.arange.start_step: _arange,
+        aten.arange.start: _arange,
+        aten.arange.default: _arange,
+        aten.select.int: _select_int,
+        aten.embedding.default: _embedding,
+        aten.embedding_dense_backward.default: _embedding_dense_backward,
+        aten.index_select.default: _index_select,
+        aten.index_put.default: _index_put,
         aten.where.self: _where,
-        aten.le.Scalar: lambda e, a, b: e.cmp("ole", a, float(b)),
-        aten.lt.Scalar: lambda e, a, b: e.cmp("olt", a, float(b)),
-        aten.ge.Scalar: lambda e, a, b: e.cmp("oge", a, float(b)),
-        aten.gt.Scalar: lambda e, a, b: e.cmp("ogt", a, float(b)),
-        aten.scalar_tensor.default: lambda e, v, **kw: (_check_dtype(kw, "scalar_tensor"),
-                                                        e.splat(float(v), ()))[1],
+        aten.le.Scalar: lambda e, a, b: e.cmp("ole", a, b),
+        aten.lt.Scalar: lambda e, a, b: e.cmp("olt", a, b),
+        aten.ge.Scalar: lambda e, a, b: e.cmp("oge", a, b),
+        aten.gt.Scalar: lambda e, a, b: e.cmp("ogt", a, b),
+        aten.eq.Scalar: lambda e, a, b: e.cmp("eq", a, b),
+        aten.ne.Scalar: lambda e, a, b: e.cmp("ne", a, b),
+        aten.le.Tensor: lambda e, a, b: e.cmp("ole", a, b),
+        aten.lt.Tensor: lambda e, a, b: e.cmp("olt", a, b),
+        aten.ge.Tensor: lambda e, a, b: e.cmp("oge", a, b),
+        aten.gt.Tensor: lambda e, a, b: e.cmp("ogt", a, b),
+        aten.eq.Tensor: lambda e, a, b: e.cmp("eq", a, b),
+        aten.ne.Tensor: lambda e, a, b: e.cmp("ne", a, b),
+        aten.scalar_tensor.default: lambda e, v, **kw: e.splat(v, (), _result_dtype(e, kw)),
         aten.full.default: _full,
         aten.zeros_like.default: _like(0.0),
         aten.ones_like.default: _like(1.0),
@@ -660,8 +1474,21 @@ def ops():
         aten.native_layer_norm.default: _layer_norm,
         aten._softmax.default: lambda e, x, dim, half_to_float=False: _softmax(e, x, dim),
         aten.gelu.default: _gelu,
+        aten.gelu_backward.default: _gelu_backward,
         aten.native_dropout.default: _dropout,
         aten.native_dropout_backward.default: _native_dropout_backward,
+        aten._log_softmax.default: _log_softmax,
+        aten.log.default: lambda e, a: e.unary("math.log", a),
+        # pooling
+        aten.max_pool2d_with_indices.default: _max_pool2d_with_indices,
+        aten.max_pool2d_with_indices_backward.default: _max_pool2d_with_indices_backward,
+        aten.avg_pool2d.default: _avg_pool2d,
+        aten.avg_pool2d_backward.default: _avg_pool2d_backward,
+        aten._adaptive_avg_pool2d.default: _adaptive_avg_pool2d,
+        aten._adaptive_avg_pool2d_backward.default: _adaptive_avg_pool2d_backward,
+        # indexing (cross-entropy's gather and its backward's scatter)
+        aten.gather.default: _gather,
+        aten.scatter.value: _scatter_value,
         # batch norm in training mode (its backward comes decomposed); the
         # functional form's updated running statistics are not mapped
         aten._native_batch_norm_legit_functional.default: _batch_norm_functional,

@@ -40,6 +40,28 @@ def model_line(node):
     return f"{path}:{line} in {fn}: {code.strip()}"
 
 
+def trace_error(err):
+    """What a user can act on when torch.compile cannot trace the step: the
+    model line it stopped at (the innermost frame outside torch that the
+    error or its traceback names), its first line, and what to try."""
+    import traceback as tb
+    text = str(err)
+    frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)\n\s*(.*)', text)
+    frames += [(f.filename, str(f.lineno), f.name, f.line or "")
+               for f in tb.extract_tb(err.__traceback__)]
+    user = [f for f in frames if f"{os.sep}torch{os.sep}" not in f[0]
+            and f"{os.sep}remat_torch{os.sep}" not in f[0]]
+    where = (f" at {user[0][0]}:{user[0][1]} in {user[0][2]} ({user[0][3].strip()})"
+             if user else "")
+    first = next((l.strip() for l in text.splitlines() if l.strip()), type(err).__name__)
+    return (f"torch.compile could not trace the training step{where}: "
+            f"{type(err).__name__}: {first}. The exporter needs one graph "
+            f"(fullgraph=True): take what breaks it out of the forward (Python side "
+            f"effects such as print or logging, .item() or .tolist(), control flow on "
+            f"tensor values), or turn off the model option that adds it (a KV cache: "
+            f"use_cache=False)")
+
+
 def trace_joint(model, inputs):
     """Returns (joint GraphModule, num_fwd_outputs, names of the joint
     graph's primal inputs in order, the flat tensors in that order, the
@@ -86,7 +108,12 @@ def trace_joint(model, inputs):
 
     torch._dynamo.reset()
     compiled = torch.compile(step, backend=backend, fullgraph=True, dynamic=False)
-    loss = compiled(*flat)
+    try:
+        loss = compiled(*flat)
+    except ExportError:
+        raise
+    except Exception as err:  # Dynamo's or AOTAutograd's own failure
+        raise ExportError(trace_error(err)) from None
     if "joint" not in captured:
         raise ExportError("AOTAutograd built no joint graph: does the loss depend on a "
                           "parameter that requires grad?")
@@ -110,7 +137,18 @@ def VIEW_OPS(torch):
     return (aten.t.default, aten.transpose.int, aten.permute.default, aten.view.default,
             aten._unsafe_view.default, aten.reshape.default, aten.expand.default,
             aten.alias.default, aten.detach.default, aten.squeeze.dim,
-            aten.unsqueeze.default)
+            aten.squeeze.dims, aten.squeeze.default, aten.unsqueeze.default)
+
+
+def _dtype_of(node):
+    """The element type PyTorch recorded for a node's (tensor) result."""
+    val = node.meta.get("val")
+    if not hasattr(val, "dtype"):
+        return None
+    try:
+        return E.mlir_dtype(val.dtype)
+    except E.UnsupportedOp:
+        return None
 
 
 def _shape_of(node):
@@ -169,9 +207,12 @@ def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
             primal_i += 1
             if node not in live:
                 continue
-        if val.dtype != torch.float32:
-            raise ExportError(f"input {node.name} has dtype {val.dtype}: only float32")
-        v = E.Value(f"%{name_}", val.shape)
+        try:
+            dtype = E.mlir_dtype(val.dtype)
+        except E.UnsupportedOp as err:
+            raise ExportError(f"input '{name_}' of the step has an unsupported {err}") \
+                from None
+        v = E.Value(f"%{name_}", val.shape, dtype)
         env[node] = v
         args.append(v)
         arg_names.append(name_)
@@ -213,6 +254,7 @@ def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
         lookup = backward_view if in_backward else forward_view
         a = torch.fx.node.map_arg(n.args, lookup)
         k = torch.fx.node.map_arg(n.kwargs, lookup)
+        e.result_dtype = _dtype_of(n)
         saved = e.in_backward, e.segment
         e.in_backward, e.segment = in_backward, (None if in_backward else segment_of(n))
         try:
@@ -251,6 +293,7 @@ def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
         a = torch.fx.node.map_arg(node.args, lookup)
         k = torch.fx.node.map_arg(node.kwargs, lookup)
         try:
+            e.result_dtype = _dtype_of(node)
             result = fn(e, *a, **k)
         except E.UnsupportedOp as err:
             raise ExportError(f"unsupported form of ATen op {node.target} (node {node.name}):"
@@ -263,6 +306,10 @@ def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
         if isinstance(result, E.Value) and shape is not None and result.shape != shape:
             raise ExportError(f"internal: {node.target} (node {node.name}) gave shape "
                               f"{result.shape}, torch says {shape}")
+        if isinstance(result, E.Value) and e.result_dtype and \
+                result.dtype != e.result_dtype:
+            raise ExportError(f"internal: {node.target} (node {node.name}) gave element "
+                              f"type {result.dtype}, torch says {e.result_dtype}")
         env[node] = result
         if e.segment is not None and policy in save and node.target is not \
                 __import__("operator").getitem:
@@ -279,7 +326,7 @@ def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
     # An input the mapped ops do not read (the running statistics that only
     # batch norm's unmapped updates read) is no argument.
     used = set()
-    for text, _, _ in e.forward + e.backward:
+    for text, *_ in e.forward + e.backward:
         used.update(re.findall(r"%[A-Za-z0-9_]+", text))
     used.update(v.name for v in fwd_outs)
     used.update(g.name for _, g in grads)

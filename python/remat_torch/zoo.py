@@ -204,5 +204,75 @@ def resnet_block(dropout=0.1, checkpoint=True, batch=4, channels=8, size=8):
     return model, (x, target)
 
 
+
+
+# -- torchvision models -----------------------------------------------------------
+
+class Classifier(nn.Module):
+    """An image classifier's training loss: the cross-entropy of model(x)
+    against int64 class labels."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x, labels):
+        return F.cross_entropy(self.model(x), labels)
+
+
+class CheckpointedStage(nn.Module):
+    """A stage of a model run under torch.utils.checkpoint, as a user
+    checkpoints the stages of a model they did not write."""
+
+    def __init__(self, stage):
+        super().__init__()
+        self.stage = stage
+
+    def forward(self, x):
+        return checkpoint(self.stage, x, use_reentrant=False)
+
+
+def _images(batch, size, classes):
+    x = torch.randn(batch, 3, size, size)
+    labels = torch.randint(0, classes, (batch,))
+    return x, labels
+
+
+def resnet18(dropout=0.1, checkpoint=True, batch=2, size=64, classes=10):
+    """torchvision's ResNet-18 (random weights, train mode) on size x size
+    images, with dropout before the classifier (as torchvision's MobileNet
+    and EfficientNet have) and each of its four residual stages a
+    checkpoint. 64 x 64 keeps 2 x 2 positions at the last stage: at 32 x 32
+    the last batch norms normalize 2 values each, which amplifies rounding
+    past 1e-4."""
+    import torchvision
+    torch.manual_seed(0)
+    net = torchvision.models.resnet18(num_classes=classes)
+    net.fc = nn.Sequential(nn.Dropout(dropout), net.fc)
+    if checkpoint:
+        for name in ("layer1", "layer2", "layer3", "layer4"):
+            setattr(net, name, CheckpointedStage(getattr(net, name)))
+    return Classifier(net), _images(batch, size, classes)
+
+
+def mobilenet_v2(dropout=0.2, checkpoint=True, batch=2, size=32, classes=10,
+                 width=0.5, blocks=((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 1, 2))):
+    """torchvision's MobileNetV2 (depthwise convolutions, ReLU6, dropout in
+    its classifier) at width multiplier `width` with the inverted-residual
+    stages `blocks` (expansion, channels, repeats, stride: the first three of
+    the paper's seven by default, which keep the stride-2 and residual
+    blocks while the LLVM JIT compiles the step in seconds), each block a
+    checkpoint."""
+    import torchvision
+    torch.manual_seed(0)
+    net = torchvision.models.mobilenet_v2(num_classes=classes, width_mult=width,
+                                          dropout=dropout,
+                                          inverted_residual_setting=[list(b) for b in blocks])
+    if checkpoint:
+        for i in range(1, len(net.features) - 1):
+            net.features[i] = CheckpointedStage(net.features[i])
+    return Classifier(net), _images(batch, size, classes)
+
+
 ZOO = {"mlp": mlp, "gpt_block": gpt_block, "densenet_block": densenet_block,
-       "resnet_block": resnet_block}
+       "resnet_block": resnet_block, "resnet18": resnet18, "mobilenet_v2": mobilenet_v2}

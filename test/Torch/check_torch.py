@@ -6,7 +6,10 @@
 2. Dropout p=0: for every policy, remat's loss and gradients (CPU codegen)
    match PyTorch eager's within 1e-4 relative (max |remat - torch| over
    max |torch|, per output). With p=0 PyTorch's own generator, which is not
-   Philox, draws nothing that matters.
+   Philox, draws nothing that matters. An output that is zero in theory
+   (the bias of a batch norm whose output only feeds another batch norm)
+   is rounding noise in both: its error is measured against an absolute
+   floor, FLOOR of the step's largest gradient, instead of its own maximum.
 
 Usage: check_torch.py REMAT_OPT REMAT_RUN FACTORY WORKDIR
 FACTORY as remat-torch-export takes it (remat_torch.zoo:mlp). Prints one line
@@ -22,6 +25,7 @@ import numpy as np
 remat_opt, remat_run, factory, workdir = sys.argv[1:5]
 name = factory.rpartition(":")[2]
 TOLERANCE = 1e-4
+FLOOR = 1e-2
 
 # The rematerialization policies checked: the segments and selective policies
 # recorded from torch.utils.checkpoint, early-stop and reentrant, then each
@@ -32,8 +36,8 @@ POLICIES = {
     "sequential": ["-remat-mark=policy=sequential segments=3", "-remat-checkpoint"],
     "sqrt": ["-remat-mark=policy=sqrt", "-remat-checkpoint"],
     # Saves the matmuls and convolutions (JAX's dots_saveable).
-    "selective": ["-remat-mark=policy=selective "
-                  "save-ops=linalg.matmul,linalg.conv_2d_nchw_fchw", "-remat-checkpoint"],
+    "selective": ["-remat-mark=policy=selective save-ops=linalg.matmul,"
+                  "linalg.conv_2d_nchw_fchw,linalg.conv_2d_ngchw_gfchw", "-remat-checkpoint"],
     # Halfway between the smallest reachable and the unmarked peak.
     "budget": ["-remat-mark=policy=budget budget-between=0.5", "-remat-checkpoint"],
 }
@@ -95,11 +99,15 @@ for policy in ["none", *POLICIES]:
     if r.returncode != 0:
         fail(f"{policy}: remat-run failed\n{r.stdout}{r.stderr}")
     worst = (0.0, "")
+    floor = FLOOR * max(float(np.max(np.abs(r))) for r in refs[1:])
     for i, (out, ref) in enumerate(zip(m["outputs"], refs)):
         got = np.load(os.path.join(outdir, f"out{i}.npy"))
         if got.shape != ref.shape:
             fail(f"{policy}: {out} has shape {got.shape}, torch {ref.shape}")
-        rel = float(np.max(np.abs(got - ref)) / max(float(np.max(np.abs(ref))), 1e-30))
+        scale = float(np.max(np.abs(ref)))
+        if i > 0:
+            scale = max(scale, floor)
+        rel = float(np.max(np.abs(got - ref)) / max(scale, 1e-30))
         worst = max(worst, (rel, out))
         if not rel <= TOLERANCE:
             fail(f"{policy}: {out} differs from torch eager by {rel:.2e} relative")

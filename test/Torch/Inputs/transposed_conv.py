@@ -2,10 +2,10 @@ import torch
 import torch.nn as nn
 
 
-class Strided(nn.Module):
+class Transposed(nn.Module):
     def __init__(self):
         super().__init__()
-        self.conv = nn.Conv2d(2, 2, 3, stride=2, padding=1)
+        self.conv = nn.ConvTranspose2d(2, 2, 3, stride=2, padding=1)
 
     def forward(self, x):
         return self.conv(x).square().mean()
@@ -13,4 +13,4 @@ class Strided(nn.Module):
 
 def model():
     torch.manual_seed(0)
-    return Strided(), (torch.randn(1, 2, 6, 6),)
+    return Transposed(), (torch.randn(1, 2, 6, 6),)
