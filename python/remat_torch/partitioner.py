@@ -337,15 +337,15 @@ class _Lowering:
         if not e.backward or not grads:
             return None
         used = set()
-        for text, _, _ in e.forward + e.backward:
+        for text, *_ in e.forward + e.backward:
             used.update(re.findall(r"%[A-Za-z0-9_]+", text))
         used.update(v.name for v in fwd + grads)
         self.step_args = [(v, n, i) for v, n, i in self.args if v.name in used]
 
         def located(line):
-            text, result, seg = line
+            text, result, *rest = line
             tag = result[1:] if result else "none"
-            return [f'{text} loc("{tag}")', result, seg]
+            return [f'{text} loc("{tag}")', result, *rest]
 
         arg_text = ", ".join(f"{v.name}: {v.type}" for v, _, _ in self.step_args)
         result_types = [v.type for v in fwd] + [g.type for g in grads]

@@ -34,6 +34,7 @@
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/Support/CodeGen.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -111,6 +112,12 @@ cl::opt<bool> noSchedule(
     "no-schedule",
     cl::desc("Keep the step's op order (no -remat-schedule)"),
     cl::cat(category));
+cl::opt<unsigned> optLevel(
+    "opt-level",
+    cl::desc("LLVM optimization level of the JIT-compiled host code, 0 to 3 "
+             "(IR passes and code generation); on a whole network the "
+             "compile, not the step, is most of a run, and tests use 0"),
+    cl::init(3), cl::value_desc("N"), cl::cat(category));
 enum class Target { CPU, CUDA };
 cl::opt<Target> target(
     "target", cl::desc("Where the step runs"), cl::init(Target::CPU),
@@ -332,11 +339,12 @@ Program compile(MLIRContext &context, StringRef path) {
   if (failed(pm.run(*module)))
     std::exit(kExitMismatch);
 
-  auto optimize = makeOptimizingTransformer(
-      /*optLevel=*/3, /*sizeLevel=*/0, /*targetMachine=*/nullptr);
+  auto optimize = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
+                                            /*targetMachine=*/nullptr);
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = optimize;
-  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  engineOptions.jitCodeGenOptLevel =
+      *llvm::CodeGenOpt::getLevel(static_cast<int>(optLevel.getValue()));
   auto engine = ExecutionEngine::create(*module, engineOptions);
   if (!engine)
     fail(kExitMismatch, "cannot JIT '" + path +
@@ -722,6 +730,9 @@ int main(int argc, char **argv) {
     fail(kExitUsage, "--threads needs an integer in [1, " +
                          Twine(std::numeric_limits<int>::max()) + "], got " +
                          Twine(unsigned(threads)));
+  if (optLevel > 3)
+    fail(kExitUsage,
+         "--opt-level needs 0, 1, 2 or 3, got " + Twine(unsigned(optLevel)));
   if (device < 0)
     fail(kExitUsage,
          "--device needs a non-negative index, got " + Twine(int(device)));
