@@ -88,6 +88,11 @@ if _torch_python and subprocess.call(
 else:
     lit_config.note("no PyTorch venv (scripts/torch-venv): test/Torch is skipped")
 
+# `sanitize` on the ASan+UBSan build (build-sanitize/), for the few tests too
+# slow to run twice.
+if config.remat_sanitize:
+    config.available_features.add("sanitize")
+
 # CUDA: `cuda-toolkit` when ptxas is there and remat's CUDA runtime was built
 # (cubins and linked host binaries, no GPU needed); `cuda-device` when the
 # driver lists a GPU (tests that run kernels).
