@@ -399,6 +399,34 @@ Matrix getResponseMatrix(const View &response, const ConvShape &s, int64_t n,
           getRowStride(s.f, response.strides[2], s.pixels(), 1), 1};
 }
 
+/// Runs a convolution (or its filter gradient) as GEMMs, image by image and
+/// group by group, in a fixed order: `whole(n, g, b)` once when the image
+/// is a C x P matrix already (a 1x1 filter, unit stride; `b` its data),
+/// otherwise `tile(n, g, pixel0, pixels, tap0, taps, tile)` for each im2col
+/// tile packed into a stack buffer (no heap: the memory plan stays exact).
+template <typename WholeFn, typename TileFn>
+void forEachGemm(const View &image, const ConvShape &s, WholeFn whole,
+                 TileFn tile) {
+  bool imageMatrix = isImageMatrix(image, s);
+  Tiling tiling = getTiling(s);
+  alignas(64) float scratch[kScratchFloats];
+  for (int64_t n = 0; n < s.n; ++n)
+    for (int64_t g = 0; g < s.g; ++g) {
+      if (imageMatrix) {
+        whole(n, g, image.data + n * image.strides[0] + g * image.strides[1]);
+        continue;
+      }
+      for (int64_t pixel0 = 0; pixel0 < s.pixels(); pixel0 += tiling.pixels) {
+        int64_t pixels = std::min(tiling.pixels, s.pixels() - pixel0);
+        for (int64_t tap0 = 0; tap0 < s.taps(); tap0 += tiling.taps) {
+          int64_t taps = std::min(tiling.taps, s.taps() - tap0);
+          packImageTile(image, s, n, g, tap0, taps, pixel0, pixels, scratch);
+          tile(n, g, pixel0, pixels, tap0, taps, scratch);
+        }
+      }
+    }
+}
+
 } // namespace
 
 extern "C" void _mlir_ciface_remat_conv2d_f32(
@@ -416,32 +444,23 @@ extern "C" void _mlir_ciface_remat_conv2d_f32(
     convolveDirect(image, filter, response, s);
     return;
   }
-  bool imageMatrix = isImageMatrix(image, s);
-  Tiling tiling = getTiling(s);
-  alignas(64) float scratch[kScratchFloats];
-  for (int64_t n = 0; n < s.n; ++n)
-    for (int64_t g = 0; g < s.g; ++g) {
-      Matrix a = getFilterMatrix(filter, s, g);
-      Matrix c = getResponseMatrix(response, s, n, g);
-      if (imageMatrix) {
+  forEachGemm(
+      image, s,
+      [&](int64_t n, int64_t g, float *b) {
         // Y[n, g] (F x P) += W[g] (F x C) * X[n, g] (C x P).
-        float *b = image.data + n * image.strides[0] + g * image.strides[1];
+        Matrix a = getFilterMatrix(filter, s, g);
+        Matrix c = getResponseMatrix(response, s, n, g);
         matmul(a.data, a.rowStride, a.colStride, b,
                getRowStride(s.c, image.strides[2], s.pixels(), 1), 1, c.data,
                c.rowStride, 1, s.f, s.pixels(), s.c);
-        continue;
-      }
-      for (int64_t pixel0 = 0; pixel0 < s.pixels(); pixel0 += tiling.pixels) {
-        int64_t pixels = std::min(tiling.pixels, s.pixels() - pixel0);
-        for (int64_t tap0 = 0; tap0 < s.taps(); tap0 += tiling.taps) {
-          int64_t taps = std::min(tiling.taps, s.taps() - tap0);
-          packImageTile(image, s, n, g, tap0, taps, pixel0, pixels, scratch);
-          matmul(a.data + tap0 * a.colStride, a.rowStride, a.colStride,
-                 scratch, pixels, 1, c.data + pixel0, c.rowStride, 1, s.f,
-                 pixels, taps);
-        }
-      }
-    }
+      },
+      [&](int64_t n, int64_t g, int64_t pixel0, int64_t pixels, int64_t tap0,
+          int64_t taps, const float *tile) {
+        Matrix a = getFilterMatrix(filter, s, g);
+        Matrix c = getResponseMatrix(response, s, n, g);
+        matmul(a.data + tap0 * a.colStride, a.rowStride, a.colStride, tile,
+               pixels, 1, c.data + pixel0, c.rowStride, 1, s.f, pixels, taps);
+      });
 }
 
 extern "C" void _mlir_ciface_remat_conv2d_filter_grad_f32(
@@ -460,33 +479,25 @@ extern "C" void _mlir_ciface_remat_conv2d_filter_grad_f32(
     convolveFilterDirect(image, filter, response, s);
     return;
   }
-  bool imageMatrix = isImageMatrix(image, s);
-  Tiling tiling = getTiling(s);
-  alignas(64) float scratch[kScratchFloats];
-  for (int64_t n = 0; n < s.n; ++n)
-    for (int64_t g = 0; g < s.g; ++g) {
-      Matrix c = getFilterMatrix(filter, s, g);
-      Matrix a = getResponseMatrix(response, s, n, g);
-      if (imageMatrix) {
+  forEachGemm(
+      image, s,
+      [&](int64_t n, int64_t g, float *b) {
         // W[g] (F x C) += Y[n, g] (F x P) * X[n, g]^T (P x C).
-        float *b = image.data + n * image.strides[0] + g * image.strides[1];
+        Matrix c = getFilterMatrix(filter, s, g);
+        Matrix a = getResponseMatrix(response, s, n, g);
         int64_t channelStride =
             s.c == 1 ? std::max<int64_t>(1, s.pixels()) : image.strides[2];
         matmul(a.data, a.rowStride, 1, b, 1, channelStride, c.data,
                c.rowStride, 1, s.f, s.c, s.pixels());
-        continue;
-      }
-      for (int64_t pixel0 = 0; pixel0 < s.pixels(); pixel0 += tiling.pixels) {
-        int64_t pixels = std::min(tiling.pixels, s.pixels() - pixel0);
-        for (int64_t tap0 = 0; tap0 < s.taps(); tap0 += tiling.taps) {
-          int64_t taps = std::min(tiling.taps, s.taps() - tap0);
-          packImageTile(image, s, n, g, tap0, taps, pixel0, pixels, scratch);
-          // The tile read transposed: pixels x taps, unit row stride.
-          matmul(a.data + pixel0, a.rowStride, 1, scratch, 1, pixels,
-                 c.data + tap0, c.rowStride, 1, s.f, taps, pixels);
-        }
-      }
-    }
+      },
+      [&](int64_t n, int64_t g, int64_t pixel0, int64_t pixels, int64_t tap0,
+          int64_t taps, const float *tile) {
+        Matrix c = getFilterMatrix(filter, s, g);
+        Matrix a = getResponseMatrix(response, s, n, g);
+        // The tile read transposed: pixels x taps, unit row stride.
+        matmul(a.data + pixel0, a.rowStride, 1, tile, 1, pixels,
+               c.data + tap0, c.rowStride, 1, s.f, taps, pixels);
+      });
 }
 
 AllocStats remat::runtime::getAllocStats() {

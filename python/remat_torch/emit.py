@@ -698,6 +698,32 @@ def _arange(e, start, end=None, step=1, **kw):
     return e.constant(values, dtype) if len(values) > 1 else e.splat(values[0], [1], dtype)
 
 
+class _Payload:
+    """The lines of a linalg.generic payload that `generic`'s `body` returns:
+    calling it with an op's text appends `%r = text` under a fresh name and
+    returns the name."""
+
+    def __init__(self, fresh):
+        self.fresh = fresh
+        self.lines = []
+
+    def __call__(self, text):
+        r = self.fresh("ix")
+        self.lines.append(f"{r} = {text}")
+        return r
+
+    def text(self):
+        return "\n".join(self.lines)
+
+    def clamped_index(self, value, size):
+        """An i64 `value` clamped to [0, size) as an index (PyTorch raises
+        on an index outside; the generated code reads the nearest row)."""
+        lo = self("arith.constant 0 : i64")
+        hi = self(f"arith.constant {size - 1} : i64")
+        clamped = self(f"arith.minsi {self(f'arith.maxsi {value}, {lo} : i64')}, {hi} : i64")
+        return self(f"arith.index_cast {clamped} : i64 to index")
+
+
 def _select_int(e, a, dim, index):
     dim %= len(a.shape)
     index %= a.shape[dim]
@@ -715,20 +741,11 @@ def _embedding(e, weight, indices, padding_idx=-1, scale_grad_by_freq=False,
     indices = e.convert(indices, "i64")
 
     def body(a, fresh):
-        ix = a[0]
-        lines = []
-
-        def op(text):
-            r = fresh("ix")
-            lines.append(f"{r} = {text}")
-            return r
-        lo = op("arith.constant 0 : i64")
-        hi = op(f"arith.constant {weight.shape[0] - 1} : i64")
-        clamped = op(f"arith.minsi {op(f'arith.maxsi {ix}, {lo} : i64')}, {hi} : i64")
-        row = op(f"arith.index_cast {clamped} : i64 to index")
+        op = _Payload(fresh)
+        row = op.clamped_index(a[0], weight.shape[0])
         col = op(f"linalg.index {rank - 1} : index")
         result = op(f"tensor.extract {weight.name}[{row}, {col}] : {weight.type}")
-        return "\n".join(lines), result
+        return op.text(), result
 
     dims = [f"d{i}" for i in range(rank)]
     return e.generic([indices], [", ".join(dims[:-1]), ", ".join(dims)], shape,
@@ -1071,12 +1088,7 @@ def _max_pool2d_with_indices(e, x, kernel, stride=(), padding=0, dilation=1,
 
     def body(a, fresh):
         xv, _, mv, acc = a
-        lines, names = [], {}
-
-        def op(text):
-            r = fresh("ix")
-            lines.append(f"{r} = {text}")
-            return r
+        op, names = _Payload(fresh), {}
         for i in range(4):
             names[i] = op(f"linalg.index {i + 2} : index")
         const = {}
@@ -1097,7 +1109,7 @@ def _max_pool2d_with_indices(e, x, kernel, stride=(), padding=0, dilation=1,
         flat = op(f"arith.index_cast {flat} : index to i64")
         least = op(f"arith.minsi {flat}, {acc} : i64")
         result = op(f"arith.select {inside}, {least}, {acc} : i64")
-        return "\n".join(lines), result
+        return op.text(), result
 
     idx = e.generic([xp, window, val],
                     [f"d0, d1, {_affine((s[0], 'd2'), (d[0], 'd4'))}, "
@@ -1122,12 +1134,7 @@ def _max_pool2d_with_indices_backward(e, grad, x, kernel, stride, padding, dilat
 
     def body(a, fresh):
         ix, _ = a
-        lines = []
-
-        def op(text):
-            r = fresh("ix")
-            lines.append(f"{r} = {text}")
-            return r
+        op = _Payload(fresh)
         oh, ow = op("linalg.index 2 : index"), op("linalg.index 3 : index")
         oh, ow = (op(f"arith.index_cast {v} : index to i64") for v in (oh, ow))
         cst = {v: op(f"arith.constant {v} : i64") for v in
@@ -1145,7 +1152,7 @@ def _max_pool2d_with_indices_backward(e, grad, x, kernel, stride, padding, dilat
                    f"{pos[1][0]} : i64")
         ok = op(f"arith.andi {pos[0][1]}, {pos[1][1]} : i1")
         result = op(f"arith.select {ok}, {local}, {cst[-1]} : i64")
-        return "\n".join(lines), result
+        return op.text(), result
 
     local = e.generic([indices], ["d0, d1, d2, d3", "d0, d1, d2, d3"], [n, c, ho, wo],
                       ["parallel"] * 4, body, dtype="i64")
@@ -1268,20 +1275,11 @@ def _gather(e, x, dim, index, sparse_grad=False):
     ident = ", ".join(f"d{i}" for i in range(rank))
 
     def body(a, fresh):
-        ix = a[0]
-        lines = []
-
-        def op(text):
-            r = fresh("ix")
-            lines.append(f"{r} = {text}")
-            return r
-        lo = op("arith.constant 0 : i64")
-        hi = op(f"arith.constant {x.shape[dim] - 1} : i64")
-        clamped = op(f"arith.minsi {op(f'arith.maxsi {ix}, {lo} : i64')}, {hi} : i64")
-        at = op(f"arith.index_cast {clamped} : i64 to index")
+        op = _Payload(fresh)
+        at = op.clamped_index(a[0], x.shape[dim])
         coords = [at if i == dim else op(f"linalg.index {i} : index") for i in range(rank)]
         result = op(f"tensor.extract {x.name}[{', '.join(coords)}] : {x.type}")
-        return "\n".join(lines), result
+        return op.text(), result
 
     return e.generic([index], [ident, ident], list(index.shape), ["parallel"] * rank, body,
                      dtype=x.dtype)

@@ -29,7 +29,7 @@ import subprocess
 import warnings
 
 from . import emit as E
-from .export import VIEW_OPS
+from .export import VIEW_OPS, _live_nodes
 
 POLICIES = ("budget", "selective", "sqrt", "sequential", "checkpoint", "none")
 
@@ -377,17 +377,6 @@ def _leaves(*xs):
             yield from _leaves(*x.values())
         else:
             yield x
-
-
-def _live_nodes(roots):
-    live, stack = set(), list(roots)
-    while stack:
-        n = stack.pop()
-        if n in live:
-            continue
-        live.add(n)
-        stack.extend(n.all_input_nodes)
-    return live
 
 
 # -- Reading the plan -------------------------------------------------------------

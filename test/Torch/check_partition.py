@@ -151,20 +151,26 @@ def cmd_dropout(args):
         sys.exit(1)
 
 
+def train_against_eager(compiled, eager, inputs, steps):
+    """Trains both models; prints remat_torch's warnings. Returns them and
+    the worst relative gap of the compiled model's losses to eager's."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        losses, _ = train(compiled, inputs, steps)
+    ref, _ = train(eager, inputs, steps)
+    ours = [w for w in caught if "remat_torch" in str(w.message)]
+    for w in ours:
+        print(f"warning: {w.message}")
+    return ours, max(rel(a, b) for a, b in zip(losses, ref))
+
+
 def cmd_unmapped(args):
     model, inputs = load(args.model, args.size)
     eager = copy.deepcopy(model)
     debug = []
     compiled = remat_torch.compile(model, policy="budget", budget=0.0,
                                    backend=args.backend, debug=debug)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        losses, _ = train(compiled, inputs, args.steps)
-    ref, _ = train(eager, inputs, args.steps)
-    ours = [w for w in caught if "remat_torch" in str(w.message)]
-    for w in ours:
-        print(f"warning: {w.message}")
-    worst = max(rel(a, b) for a, b in zip(losses, ref))
+    ours, worst = train_against_eager(compiled, eager, inputs, args.steps)
     print(f"{len(ours)} warning(s); losses {'within' if worst <= 1e-5 else 'NOT within'} "
           f"1e-5 of eager; saved: {', '.join(debug[0]['saved'])}")
     if worst > 1e-5:
@@ -178,14 +184,7 @@ def cmd_broken(args):
     eager = copy.deepcopy(model)
     compiled = remat_torch.compile(model, policy="sqrt", backend=args.backend,
                                    remat_opt=args.remat_opt)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        losses, _ = train(compiled, inputs, args.steps)
-    ref, _ = train(eager, inputs, args.steps)
-    ours = [w for w in caught if "remat_torch" in str(w.message)]
-    for w in ours:
-        print(f"warning: {w.message}")
-    worst = max(rel(a, b) for a, b in zip(losses, ref))
+    ours, worst = train_against_eager(compiled, eager, inputs, args.steps)
     print(f"{len(ours)} warning(s); losses {'within' if worst <= 1e-5 else 'NOT within'} "
           f"1e-5 of eager")
     if worst > 1e-5:
