@@ -151,27 +151,43 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     BudgetPlanner planner(problem);
     numEvaluated += planner.getNumEvaluations();
     SmallVector<PlannedPoint> points;
-    for (Marking &marking :
-         getMeasured(problem, planner.getCandidates(), planCandidates)) {
+    auto measure = [&](Marking marking) -> LogicalResult {
       std::string error;
       FailureOr<PlanCost> cost = problem.evaluatePlanned(
           marking, getPlanPipeline(planPipeline), error);
-      if (failed(cost)) {
-        getOperation().emitError()
-            << "-remat-mark: policy=budget needs the memory plan: " << error;
-        return failure();
-      }
+      if (failed(cost))
+        return getOperation().emitError()
+               << "-remat-mark: policy=budget needs the memory plan: " << error;
       points.push_back({std::move(marking), *cost});
-    }
+      return success();
+    };
+    for (Marking &marking :
+         getMeasured(problem, planner.getCandidates(), planCandidates))
+      if (failed(measure(std::move(marking))))
+        return failure();
+    // The top of the budget-between scale: the lower of the unmarked peak
+    // and the peak with only the cheap ops recomputed (planHeavySaved), as
+    // PyTorch's memory budget 1 is its default partition, which recomputes
+    // pointwise ops where that saves memory.
+    Marking cheap = planHeavySaved(problem);
+    auto isCheap = [&](const PlannedPoint &point) {
+      return point.marking == cheap;
+    };
+    if (budgetBetween.hasValue() && llvm::none_of(points, isCheap) &&
+        failed(measure(cheap)))
+      return failure();
     int64_t unmarked = points.front().cost.peakBytes;
-    int64_t lowest = unmarked;
-    for (const PlannedPoint &point : points)
+    int64_t lowest = unmarked, top = unmarked;
+    for (const PlannedPoint &point : points) {
       lowest = std::min(lowest, point.cost.peakBytes);
-    int64_t budget = budgetBytes.hasValue() ? static_cast<int64_t>(budgetBytes)
-                     : budgetFraction.hasValue()
-                         ? static_cast<int64_t>(budgetFraction * unmarked)
-                         : lowest + static_cast<int64_t>(budgetBetween *
-                                                         (unmarked - lowest));
+      if (isCheap(point))
+        top = std::min(top, point.cost.peakBytes);
+    }
+    int64_t budget =
+        budgetBytes.hasValue() ? static_cast<int64_t>(budgetBytes)
+        : budgetFraction.hasValue()
+            ? static_cast<int64_t>(budgetFraction * unmarked)
+            : lowest + static_cast<int64_t>(budgetBetween * (top - lowest));
     const PlannedPoint *best = nullptr;
     for (const PlannedPoint &point : points) {
       if (point.cost.peakBytes > budget)

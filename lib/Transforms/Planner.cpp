@@ -456,16 +456,18 @@ Marking planSqrt(const MarkingProblem &problem) {
                         static_cast<unsigned>(std::ceil(std::sqrt(layers))));
 }
 
-SmallVector<Marking> getPolicyMarkings(const MarkingProblem &problem) {
-  size_t n = problem.size();
-  Marking everything(n, SegmentPath{0});
-  Marking heavySaved = everything;
+Marking planHeavySaved(const MarkingProblem &problem) {
+  Marking marking(problem.size(), SegmentPath{0});
   for (auto [index, heavy] : llvm::enumerate(findHeavyOps(problem)))
     if (heavy)
-      heavySaved[index].clear();
+      marking[index].clear();
+  return marking;
+}
+
+SmallVector<Marking> getPolicyMarkings(const MarkingProblem &problem) {
   SmallVector<Marking> markings;
-  markings.push_back(std::move(everything));
-  markings.push_back(std::move(heavySaved));
+  markings.push_back(Marking(problem.size(), SegmentPath{0}));
+  markings.push_back(planHeavySaved(problem));
   markings.push_back(planSqrt(problem));
   return markings;
 }

@@ -534,9 +534,11 @@ def RematMarkPass : Pass<"remat-mark", "mlir::func::FuncOp"> {
       static peak (the one -remat-report prints: the memory plan of a copy
       with -remat-checkpoint applied, remat::MarkingProblem::evaluatePlanned)
       is at most B bytes, F times the unmarked peak, or T of the way from the
-      smallest peak the planner reaches (T = 0) to the unmarked peak (T = 1),
-      the scale of PyTorch's `activation_memory_budget`, which is never
-      infeasible. The search runs on the liveness model (remat::MemoryProfile,
+      smallest peak the planner reaches (T = 0) to the lower of the unmarked
+      peak and the peak with only the cheap ops recomputed (all but the
+      heavy ops, as dots_saveable) (T = 1), the scale of PyTorch's
+      `activation_memory_budget`, whose 1 is its default partition, which
+      recomputes pointwise ops where that saves memory; never infeasible. The search runs on the liveness model (remat::MemoryProfile,
       O(n log n) a marking); the decision on the memory plan: at most
       `plan-candidates` markings are measured on their plans (the unmarked
       step, the model's Pareto front evenly spread, the plans of the
@@ -612,7 +614,8 @@ def RematMarkPass : Pass<"remat-mark", "mlir::func::FuncOp"> {
            "Peak budget of policy=budget, as a fraction of the unmarked peak">,
     Option<"budgetBetween", "budget-between", "double", /*default=*/"0",
            "Peak budget of policy=budget, this far from the smallest peak "
-           "reached (0) to the unmarked peak (1)">,
+           "reached (0) to the lower of the unmarked peak and the peak with "
+           "all but the heavy ops recomputed (1)">,
     Option<"predict", "predict", "bool", /*default=*/"true",
            "Measure the plan's static peak and recompute FLOPs (always done "
            "for policy=budget)">,

@@ -140,10 +140,15 @@ unsigned countLayers(const MarkingProblem &problem);
 /// Chen et al. 2016: sequential with N = ceil(sqrt(L)) segments.
 Marking planSqrt(const MarkingProblem &problem);
 
+/// Everything but the heavy ops (FLOPs at least a tenth of the largest op's)
+/// recomputed, as JAX's dots_saveable: the cheap recomputation PyTorch's
+/// default partition also does (its memory budget 1), and the top of
+/// -remat-mark's budget-between scale when its peak is below the unmarked.
+Marking planHeavySaved(const MarkingProblem &problem);
+
 /// The plans of the policies without options, which every planner that
 /// compares markings measures too, so that it is never above them:
-/// everything recomputed, everything but the heavy ops (FLOPs at least a
-/// tenth of the largest op's) recomputed, as JAX's dots_saveable, and sqrt.
+/// everything recomputed, planHeavySaved and sqrt.
 llvm::SmallVector<Marking> getPolicyMarkings(const MarkingProblem &problem);
 
 /// Selective checkpointing: every decision op in segment 0 (recomputed)
