@@ -65,23 +65,84 @@ invert(ArrayRef<SmallVector<unsigned, 4>> lists, size_t numTargets) {
   return inverse;
 }
 
-/// The live bytes of an order, position by position.
-SmallVector<int64_t> getLiveBytes(const ScheduleProblem &problem,
-                                  ArrayRef<unsigned> order) {
+/// The buffers' live ranges in an order, in-place reuse applied: each
+/// buffer's own first and last touch (position and item), and the buffer
+/// whose bytes it lives in (its holder: itself, or the first buffer of the
+/// chain of reuses it joined), whose range is the chain's.
+struct Ranges {
+  SmallVector<int64_t> first, last;
+  SmallVector<unsigned> firstUser, lastUser;
+  SmallVector<unsigned> holder;
+  /// For a holder: the last touch of any buffer in its bytes, and whether
+  /// one of them escapes.
+  SmallVector<int64_t> chainLast;
+  SmallVector<bool> chainEscapes;
+
+  Ranges(const ScheduleProblem &problem, ArrayRef<unsigned> order);
+  /// The positions the holder `buffer`'s bytes are live in: [begin, end).
+  std::pair<int64_t, int64_t> getLiveRange(unsigned buffer, size_t n) const {
+    return {first[buffer], chainEscapes[buffer] ? n : chainLast[buffer] + 1};
+  }
+};
+
+Ranges::Ranges(const ScheduleProblem &problem, ArrayRef<unsigned> order) {
   size_t numBuffers = problem.bytes.size();
-  SmallVector<int64_t> first(numBuffers, -1), last(numBuffers, -1);
+  first.assign(numBuffers, -1);
+  last.assign(numBuffers, -1);
+  firstUser.assign(numBuffers, 0);
+  lastUser.assign(numBuffers, 0);
   for (auto [position, item] : enumerate(order))
     for (unsigned buffer : problem.touches[item]) {
-      if (first[buffer] < 0)
+      if (first[buffer] < 0) {
         first[buffer] = position;
+        firstUser[buffer] = item;
+      }
       last[buffer] = position;
+      lastUser[buffer] = item;
     }
+  holder = to_vector(seq<unsigned>(0, numBuffers));
+  chainLast = last;
+  chainEscapes.assign(problem.escapes.begin(), problem.escapes.end());
+  if (problem.reuses.empty())
+    return;
+  // The reuses in the order of their items, as the pass meets them.
+  SmallVector<int64_t> position(problem.getNumItems());
+  for (auto [index, item] : enumerate(order))
+    position[item] = index;
+  SmallVector<const ScheduleProblem::Reuse *> reuses = map_to_vector(
+      problem.reuses, [](const ScheduleProblem::Reuse &r) { return &r; });
+  // One reuse per item: the positions order them totally.
+  llvm::sort(reuses, [&](const auto *a, const auto *b) {
+    return position[a->item] < position[b->item];
+  });
+  for (const ScheduleProblem::Reuse *reuse : reuses) {
+    int64_t at = position[reuse->item];
+    unsigned result = reuse->result;
+    if (first[result] != at || holder[result] != result)
+      continue;
+    for (unsigned source : reuse->sources) {
+      unsigned chain = holder[source];
+      if (chain == result || chainEscapes[chain] || chainLast[chain] != at)
+        continue;
+      holder[result] = chain;
+      chainLast[chain] = std::max(chainLast[chain], last[result]);
+      chainEscapes[chain] = chainEscapes[chain] || chainEscapes[result];
+      break;
+    }
+  }
+}
+
+/// The live bytes of an order, position by position.
+SmallVector<int64_t> getLiveBytes(const ScheduleProblem &problem,
+                                  ArrayRef<unsigned> order,
+                                  const Ranges &ranges) {
+  size_t numBuffers = problem.bytes.size();
   SmallVector<int64_t> delta(order.size() + 1, 0);
   for (size_t buffer = 0; buffer < numBuffers; ++buffer) {
-    if (first[buffer] < 0)
+    if (ranges.first[buffer] < 0 || ranges.holder[buffer] != buffer)
       continue;
-    int64_t end = problem.escapes[buffer] ? order.size() : last[buffer] + 1;
-    delta[first[buffer]] += problem.bytes[buffer];
+    auto [begin, end] = ranges.getLiveRange(buffer, order.size());
+    delta[begin] += problem.bytes[buffer];
     delta[end] -= problem.bytes[buffer];
   }
   SmallVector<int64_t> live(order.size());
@@ -94,6 +155,11 @@ SmallVector<int64_t> getLiveBytes(const ScheduleProblem &problem,
 /// What the local search minimizes, in order: the peak, the positions at
 /// the peak, the sum of live bytes over positions.
 using Objective = std::tuple<int64_t, int64_t, int64_t>;
+
+SmallVector<int64_t> getLiveBytes(const ScheduleProblem &problem,
+                                  ArrayRef<unsigned> order) {
+  return getLiveBytes(problem, order, Ranges(problem, order));
+}
 
 Objective getObjective(const ScheduleProblem &problem,
                        ArrayRef<unsigned> order) {
@@ -272,35 +338,26 @@ void remat::improveSchedule(const ScheduleProblem &problem,
     SmallVector<unsigned> position(n);
     for (auto [index, item] : enumerate(order))
       position[item] = index;
-    SmallVector<int64_t> live = getLiveBytes(problem, order);
+    Ranges ranges(problem, order);
+    SmallVector<int64_t> live = getLiveBytes(problem, order, ranges);
     int64_t peak = std::get<0>(best);
     if (peak == 0)
       return;
-    // The items that open or close a buffer live at a peak position: moving
-    // one of them later or earlier past the peak is what can lower it.
-    SmallVector<int64_t> first(numBuffers, -1), last(numBuffers, -1);
-    SmallVector<unsigned> firstUser(numBuffers), lastUser(numBuffers);
-    for (auto [index, item] : enumerate(order))
-      for (unsigned buffer : problem.touches[item]) {
-        if (first[buffer] < 0) {
-          first[buffer] = index;
-          firstUser[buffer] = item;
-        }
-        last[buffer] = index;
-        lastUser[buffer] = item;
-      }
+    // The items that open or close a buffer whose bytes are live at a peak
+    // position: moving one of them later or earlier past the peak is what
+    // can lower it.
     SetVector<unsigned> candidates;
     for (size_t buffer = 0; buffer < numBuffers; ++buffer) {
-      if (first[buffer] < 0)
+      if (ranges.first[buffer] < 0)
         continue;
-      int64_t end = problem.escapes[buffer] ? n - 1 : last[buffer];
+      auto [begin, end] = ranges.getLiveRange(ranges.holder[buffer], n);
       bool atPeak = false;
-      for (int64_t index = first[buffer]; index <= end && !atPeak; ++index)
+      for (int64_t index = begin; index < end && !atPeak; ++index)
         atPeak = live[index] == peak;
       if (!atPeak)
         continue;
-      candidates.insert(firstUser[buffer]);
-      candidates.insert(lastUser[buffer]);
+      candidates.insert(ranges.firstUser[buffer]);
+      candidates.insert(ranges.lastUser[buffer]);
     }
 
     bool improved = false;

@@ -75,32 +75,19 @@ bool isLastUser(memref::AllocOp alloc, Operation *op) {
   });
 }
 
-/// Writes the result of `generic` into an operand's buffer when legal:
-/// every loop parallel, the operand read with the result's identity map
-/// only, of the result's type, and last used by `generic`; the result a
-/// fresh allocation first used by `generic`, whose payload does not read it.
+/// Writes the result of `generic` into an operand's buffer when legal
+/// (getReusableOperands) and the operand dies at `generic`, whose result is
+/// first used there.
 bool reuseOperand(linalg::GenericOp generic, Block &block) {
-  if (generic.getNumDpsInits() != 1 ||
-      generic.getNumParallelLoops() != generic.getNumLoops())
-    return false;
-  OpOperand &init = generic.getDpsInitsMutable()[0];
-  if (!generic.getMatchingIndexingMap(&init).isIdentity() ||
-      generic.payloadUsesValueFromOperand(&init))
-    return false;
-  memref::AllocOp result = getPlainAllocation(init.get(), block);
+  SmallVector<memref::AllocOp> sources;
+  memref::AllocOp result = remat::getReusableOperands(generic, block, sources);
   if (!result || !isFirstUser(result, generic))
     return false;
-  for (OpOperand *input : generic.getDpsInputOperands()) {
-    memref::AllocOp source = getPlainAllocation(input->get(), block);
-    if (!source || source.getType() != result.getType() ||
-        !isReadAsElementwise(generic, source) || !isLastUser(source, generic))
-      continue;
-    FailureOr<SmallVector<Operation *>> sourceFrees = getDeallocs(source);
-    FailureOr<SmallVector<Operation *>> resultFrees = getDeallocs(result);
-    if (failed(sourceFrees) || failed(resultFrees))
+  for (memref::AllocOp source : sources) {
+    if (!isLastUser(source, generic))
       continue;
     // The merged buffer lives as long as the result did.
-    for (Operation *dealloc : *sourceFrees)
+    for (Operation *dealloc : *getDeallocs(source))
       dealloc->erase();
     result.replaceAllUsesWith(source.getResult());
     result.erase();
@@ -119,6 +106,33 @@ struct RematReuseBuffersPass
 };
 
 } // namespace
+
+/// Every loop parallel, the result a fresh allocation whose payload does not
+/// read it; each source read with the result's identity map only, of the
+/// result's type; both freed by plain deallocations only.
+memref::AllocOp
+remat::getReusableOperands(linalg::GenericOp generic, Block &block,
+                           SmallVectorImpl<memref::AllocOp> &sources) {
+  if (generic.getNumDpsInits() != 1 ||
+      generic.getNumParallelLoops() != generic.getNumLoops())
+    return nullptr;
+  OpOperand &init = generic.getDpsInitsMutable()[0];
+  if (!generic.getMatchingIndexingMap(&init).isIdentity() ||
+      generic.payloadUsesValueFromOperand(&init))
+    return nullptr;
+  memref::AllocOp result = getPlainAllocation(init.get(), block);
+  if (!result || failed(getDeallocs(result)))
+    return nullptr;
+  size_t before = sources.size();
+  for (OpOperand *input : generic.getDpsInputOperands()) {
+    memref::AllocOp source = getPlainAllocation(input->get(), block);
+    if (source && source != result && source.getType() == result.getType() &&
+        isReadAsElementwise(generic, source) &&
+        succeeded(getDeallocs(source)) && !llvm::is_contained(sources, source))
+      sources.push_back(source);
+  }
+  return sources.size() > before ? result : nullptr;
+}
 
 unsigned remat::reuseDyingOperandBuffers(func::FuncOp function) {
   Region &body = function.getBody();

@@ -11,6 +11,7 @@
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/Dialect/Bufferization/Transforms/BufferViewFlowAnalysis.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -231,10 +232,12 @@ void StepProblemBuilder::addMemoryDependences() {
 void StepProblemBuilder::addBuffers() {
   StepBuffers buffers =
       collectStepBuffers(function, mustKeepReturnedBuffers(function));
+  DenseMap<Operation *, unsigned> bufferOf;
   for (auto [alloc, lifetime, escapes] :
        llvm::zip(buffers.allocs, buffers.lifetimes, buffers.escapes)) {
     unsigned buffer = problem.addBuffer(
         roundToArenaAlignment(lifetime.bytes), escapes);
+    bufferOf[alloc] = buffer;
     SetVector<unsigned> users;
     for (Value alias : aliases.resolve(alloc.getResult()))
       for (Operation *user : alias.getUsers()) {
@@ -249,6 +252,27 @@ void StepProblemBuilder::addBuffers() {
       }
     for (unsigned user : users)
       problem.touches[user].push_back(buffer);
+  }
+  // In-place reuse, as -remat-reuse-buffers will do it in the order chosen.
+  for (auto [index, op] : llvm::enumerate(items)) {
+    auto generic = dyn_cast<linalg::GenericOp>(op);
+    if (!generic)
+      continue;
+    SmallVector<memref::AllocOp> sources;
+    memref::AllocOp result = getReusableOperands(generic, entry, sources);
+    auto resultBuffer = result ? bufferOf.find(result) : bufferOf.end();
+    if (resultBuffer == bufferOf.end())
+      continue;
+    ScheduleProblem::Reuse reuse{static_cast<unsigned>(index),
+                                 resultBuffer->second,
+                                 {}};
+    for (memref::AllocOp source : sources)
+      if (auto it = bufferOf.find(source);
+          it != bufferOf.end() &&
+          problem.bytes[it->second] == problem.bytes[reuse.result])
+        reuse.sources.push_back(it->second);
+    if (!reuse.sources.empty())
+      problem.reuses.push_back(std::move(reuse));
   }
 }
 

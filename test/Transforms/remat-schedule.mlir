@@ -1,4 +1,5 @@
 // RUN: remat-opt %s -split-input-file -remat-schedule | FileCheck %s
+// RUN: remat-opt %s -split-input-file -remat-schedule -remat-reuse-buffers -remat-plan-arena | FileCheck %s --check-prefix=REUSE
 
 #id = affine_map<(d0) -> (d0)>
 
@@ -162,3 +163,41 @@ func.func @blocks() {
   return
 }
 
+
+// -----
+
+// Checks that the schedule weighs the in-place reuse that follows it: run
+// before the elementwise op, the reduction leaves %x dying there, so %y can
+// take %x's bytes (-remat-reuse-buffers) and one 4 KiB buffer is live at a
+// time; in the given order %x is still read after the op and both are live.
+// REUSE-LABEL: func.func @reuse(
+// REUSE:         %[[ARENA:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4096xi8>
+// REUSE-NOT:     memref.alloc()
+// REUSE:         %[[X:.*]] = memref.view %[[ARENA]]
+// REUSE:         linalg.fill ins(%{{.*}} : f32) outs(%[[X]] : memref<1024xf32>)
+// REUSE:         linalg.reduce ins(%[[X]] : memref<1024xf32>)
+// REUSE:         linalg.generic {{.*}} ins(%[[X]] : memref<1024xf32>) outs(%[[X]] : memref<1024xf32>)
+// REUSE-NOT:     memref.alloc()
+// REUSE:         return
+#id1 = affine_map<(d0) -> (d0)>
+func.func @reuse(%s: memref<f32>, %out: memref<1024xf32>) {
+  %c0 = arith.constant 0.0 : f32
+  %x = memref.alloc() : memref<1024xf32>
+  linalg.fill ins(%c0 : f32) outs(%x : memref<1024xf32>)
+  %y = memref.alloc() : memref<1024xf32>
+  linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%x : memref<1024xf32>) outs(%y : memref<1024xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %e = math.exp %in : f32
+    linalg.yield %e : f32
+  }
+  linalg.reduce ins(%x : memref<1024xf32>) outs(%s : memref<f32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %r = arith.addf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+  memref.dealloc %x : memref<1024xf32>
+  memref.copy %y, %out : memref<1024xf32> to memref<1024xf32>
+  memref.dealloc %y : memref<1024xf32>
+  return
+}

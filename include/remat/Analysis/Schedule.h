@@ -36,6 +36,18 @@ struct ScheduleProblem {
   llvm::SmallVector<int64_t> bytes;
   llvm::SmallVector<bool> escapes;
 
+  /// In-place reuse (-remat-reuse-buffers), which follows the schedule: in
+  /// an order where `item` is the first item to touch `result` and the last
+  /// to touch the bytes of one of `sources` (tried in turn; those bytes may
+  /// already hold earlier results), `result` lives in those bytes instead
+  /// of its own, which must be as many.
+  struct Reuse {
+    unsigned item;
+    unsigned result;
+    llvm::SmallVector<unsigned, 2> sources;
+  };
+  llvm::SmallVector<Reuse> reuses;
+
   unsigned getNumItems() const { return predecessors.size(); }
   unsigned addItem();
   unsigned addBuffer(int64_t bytes, bool escapes);
@@ -46,13 +58,14 @@ struct ScheduleProblem {
 bool isValidOrder(const ScheduleProblem &problem,
                   llvm::ArrayRef<unsigned> order);
 
-/// Returns the peak of `order`: the most bytes live during one item.
-/// O(n + sum of touches).
+/// Returns the peak of `order`: the most bytes live during one item, in-place
+/// reuse applied. O(n + sum of touches + sum of reuse sources).
 int64_t getSchedulePeak(const ScheduleProblem &problem,
                         llvm::ArrayRef<unsigned> order);
 
-/// An order of least peak, by dynamic programming over the sets of items
-/// an order can have run first (at most `maxStates` of them, each a 64-bit
+/// An order of least peak without in-place reuse (problem.reuses ignored:
+/// whether a reuse happens depends on the order within a set), by dynamic
+/// programming over the sets of items an order can have run first (at most `maxStates` of them, each a 64-bit
 /// set); nullopt when there are more than 64 items or more states.
 std::optional<llvm::SmallVector<unsigned>>
 scheduleExactly(const ScheduleProblem &problem, size_t maxStates = 1 << 18);

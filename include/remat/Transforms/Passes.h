@@ -14,6 +14,10 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 
+namespace mlir::linalg {
+class GenericOp;
+} // namespace mlir::linalg
+
 namespace remat {
 
 /// How -remat-mark chooses segments (its `policy` option).
@@ -40,6 +44,18 @@ void populateRematFoldBroadcastsPatterns(mlir::RewritePatternSet &patterns);
 /// block, bufferized) write its result into the buffer of an operand that
 /// dies at it (-remat-reuse-buffers). Returns how many results it moved.
 unsigned reuseDyingOperandBuffers(mlir::func::FuncOp function);
+
+/// The part of -remat-reuse-buffers' rule that does not depend on the order
+/// of `block`'s ops: returns the fresh allocation `generic` writes its result
+/// into, and appends to `sources` the allocations of its operands whose
+/// buffer it may write the result into instead (elementwise, same type,
+/// freed only by plain deallocations), in the order the pass tries them;
+/// null when there is none. The pass also needs `generic` to be the
+/// result's first user and each source's last; -remat-schedule models that
+/// part for every order it weighs.
+mlir::memref::AllocOp
+getReusableOperands(mlir::linalg::GenericOp generic, mlir::Block &block,
+                    llvm::SmallVectorImpl<mlir::memref::AllocOp> &sources);
 
 #define GEN_PASS_REGISTRATION
 #include "remat/Transforms/Passes.h.inc"

@@ -414,6 +414,10 @@ def RematSchedulePass : Pass<"remat-schedule", "mlir::func::FuncOp"> {
     keeps its place among all memory accesses) so that fewer bytes of the
     buffers the arena plan places (`remat::collectStepBuffers`) are live
     at once: the forward and the backward alike, recomputations included.
+    The live bytes it weighs are those after the in-place reuse that
+    follows (`-remat-reuse-buffers`, the same rule,
+    `remat::getReusableOperands`): in an order where an elementwise op is
+    the last reader of an operand's buffer, its result costs no new bytes.
 
     The order is the best of the given one, an exact dynamic program over
     the sets of ops run first (up to `max-exact-items` ops), and two greedy
