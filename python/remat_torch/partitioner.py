@@ -79,7 +79,9 @@ def mark_options(policy, budget):
         if not 0.0 <= float(budget) <= 1.0:
             raise ValueError(f"remat_torch: budget {budget} is outside [0, 1]")
         # PyTorch's activation_memory_budget scale: 0 is the smallest peak
-        # the planner reaches, 1 the peak without recomputation.
+        # the planner reaches, 1 the lower of the peak without recomputation
+        # and the peak with only the cheap ops recomputed (PyTorch's 1 is its
+        # default partition, which recomputes pointwise ops).
         return f"policy=budget budget-between={float(budget)!r}"
     if policy in ("selective", "sqrt"):
         return f"policy={policy}"
