@@ -4,7 +4,7 @@
  * runtime, the unit tests that check lowered code against it and, being
  * header-only and free of libc, CUDA device code.
  *
- * Convention (pinned in DESIGN.md): element j of `remat.philox_uniform` with
+ * The convention, which the lowering and every runtime follow: element j of `remat.philox_uniform` with
  * seed s and offset o takes word (o + j) mod 4 of Philox4x32-10 with key
  * (lo32(s), hi32(s)) and counter (lo32(c), hi32(c), 0, 0), c = (o + j) div 4;
  * a word x becomes the f32 (x >> 8) * 2^-24 in [0, 1).

@@ -17,8 +17,8 @@ def ConvertRematToStandardPass
     Lowers what remains of the remat dialect before bufferization:
 
     * `remat.philox_uniform` becomes a `linalg.generic` that computes
-      Philox4x32-10 with `arith` ops, bit-exactly as DESIGN.md pins it (the
-      runtime's `Philox.h` is the reference);
+      Philox4x32-10 with `arith` ops, bit-exactly as the runtime's reference
+      header `runtime/Philox.h` pins it, with its constants;
     * `remat.rng_seed` becomes a call of the runtime's
       `@remat_rng_seed() -> i64` (declared in the module), which returns the
       seed the host gave the step's generator (`remat-run --rng-seed`);
