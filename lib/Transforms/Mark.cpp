@@ -13,8 +13,11 @@
 #include "remat/Transforms/Planner.h"
 
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Debug.h"
 
 #include <set>
+
+#define DEBUG_TYPE "remat-mark"
 
 namespace remat {
 #define GEN_PASS_DEF_REMATMARKPASS
@@ -158,6 +161,10 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
       if (failed(cost))
         return getOperation().emitError()
                << "-remat-mark: policy=budget needs the memory plan: " << error;
+      LLVM_DEBUG(llvm::dbgs() << "remat-mark: measured marking " << points.size()
+                              << ": planned peak " << cost->peakBytes
+                              << " bytes, recompute FLOPs "
+                              << cost->recomputeFlops << "\n");
       points.push_back({std::move(marking), *cost});
       return success();
     };
@@ -183,6 +190,9 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
       if (isCheap(point))
         top = std::min(top, point.cost.peakBytes);
     }
+    LLVM_DEBUG(llvm::dbgs() << "remat-mark: scale from " << lowest << " to "
+                            << top << " bytes (unmarked " << unmarked
+                            << ")\n");
     int64_t budget =
         budgetBytes.hasValue() ? static_cast<int64_t>(budgetBytes)
         : budgetFraction.hasValue()
