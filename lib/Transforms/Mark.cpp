@@ -93,10 +93,10 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
   /// least two): the unmarked step; the model's Pareto front (fewest FLOPs
   /// first, each with a lower model peak than the ones before), spread
   /// evenly over the limit less the policies' plans (getPolicyMarkings),
-  /// which come next so that the answer is never above theirs; then, as
-  /// the step's size allows, the other markings by the model's peak, lowest
-  /// first, since the model can err where the plan does not (it ranks a
-  /// marking with the matmuls saved above one whose plan peaks higher).
+  /// which come next so that the answer is never above theirs; then, up to
+  /// the limit, the other markings by the model's peak, lowest first, since
+  /// the model can err where the plan does not (it ranks a marking with the
+  /// matmuls saved above one whose plan peaks higher).
   static SmallVector<Marking> getMeasured(const MarkingProblem &problem,
                                           ArrayRef<PlanPoint> candidates,
                                           unsigned limit) {
@@ -128,14 +128,6 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
               ->marking);
     for (const Marking &marking : policies)
       add(marking);
-    // Each measurement bufferizes the step: beyond the front and the
-    // policies, at most kExtraWork / ops more, so that large steps pay for
-    // few (10 at 10k ops, 1 at 100k ops; at most the limit anyway).
-    constexpr size_t kExtraWork = 100000;
-    limit = std::min<size_t>(
-        limit,
-        markings.size() +
-            kExtraWork / std::max<size_t>(problem.getNumFunctionOps(), 1));
     // Ties in the order the planner found them (the points are one array).
     llvm::sort(order, [](const PlanPoint *a, const PlanPoint *b) {
       return std::make_pair(a->cost.peakBytes, a) <
@@ -148,13 +140,26 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
 
   /// policy=budget: searches on the model, then measures markings on their
   /// memory plans (getMeasured) and returns the cheapest within the budget,
-  /// which is read in the plans' bytes.
+  /// which is read in the plans' bytes; on the model's bytes for a step too
+  /// large to measure plans of (kPlanWork).
   FailureOr<PlannedPoint> planBudget(const MarkingProblem &problem,
                                      raw_ostream &os) {
     BudgetPlanner planner(problem);
     numEvaluated += planner.getNumEvaluations();
+    size_t ops = std::max<size_t>(problem.getNumFunctionOps(), 1);
+    // Each plan bufferizes the whole step: at most plan-work / ops of them,
+    // so that a step's plans cost about one bufferization of plan-work ops
+    // whatever its size; with room for fewer than two, none.
+    unsigned planLimit =
+        std::min<size_t>(planCandidates, static_cast<size_t>(planWork) / ops);
+    bool onPlans = planLimit >= 2;
     SmallVector<PlannedPoint> points;
     auto measure = [&](Marking marking) -> LogicalResult {
+      if (!onPlans) {
+        PlanCost cost = problem.evaluate(marking);
+        points.push_back({std::move(marking), cost});
+        return success();
+      }
       std::string error;
       FailureOr<PlanCost> cost = problem.evaluatePlanned(
           marking, getPlanPipeline(planPipeline), error);
@@ -168,10 +173,20 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
       points.push_back({std::move(marking), *cost});
       return success();
     };
-    for (Marking &marking :
-         getMeasured(problem, planner.getCandidates(), planCandidates))
-      if (failed(measure(std::move(marking))))
-        return failure();
+    if (onPlans) {
+      for (Marking &marking :
+           getMeasured(problem, planner.getCandidates(), planLimit))
+        if (failed(measure(std::move(marking))))
+          return failure();
+    } else {
+      // On the model: the unmarked step first, the policies' markings, and
+      // every marking the search evaluated, at the cost it found.
+      (void)measure(Marking(problem.size()));
+      for (Marking &marking : getPolicyMarkings(problem))
+        (void)measure(std::move(marking));
+      for (const PlanPoint &point : planner.getCandidates())
+        points.push_back({point.marking, point.cost});
+    }
     // The top of the budget-between scale: the lower of the unmarked peak
     // and the peak with only the cheap ops recomputed (planHeavySaved), as
     // PyTorch's memory budget 1 is its default partition, which recomputes
@@ -214,9 +229,13 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
           << lowest << " bytes (unmarked: " << unmarked << " bytes)";
       return failure();
     }
-    os << ", budget " << budget << " bytes (" << points.size()
-       << " markings measured on their memory plans, "
-       << planner.getNumEvaluations() << " on the model"
+    os << ", budget " << budget << " bytes (";
+    if (onPlans)
+      os << points.size() << " markings measured on their memory plans, ";
+    else
+      os << "decided on the model: plans are measured for steps of up to "
+         << planWork / 2 << " ops, this one has " << ops << "; ";
+    os << planner.getNumEvaluations() << " on the model"
        << (planner.isExact() ? ", every one-segment marking" : "") << ")";
     PlannedPoint answer = *best;
     answer.budget = budget;

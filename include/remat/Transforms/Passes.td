@@ -544,11 +544,13 @@ def RematMarkPass : Pass<"remat-mark", "mlir::func::FuncOp"> {
       `activation_memory_budget`, whose 1 is its default partition, which
       recomputes pointwise ops where that saves memory; never infeasible. The search runs on the liveness model (remat::MemoryProfile,
       O(n log n) a marking); the decision on the memory plan: at most
-      `plan-candidates` markings are measured on their plans (the unmarked
+      min(`plan-candidates`, `plan-work` / ops) markings are measured on
+      their plans, each a bufferization of the whole step (the unmarked
       step, the model's Pareto front evenly spread, the plans of the
       policies everything, everything but the heavy ops (dots_saveable) and
-      sqrt, then, as the step's size allows, the markings of lowest model
-      peak) and the cheapest that fits is chosen. On the model, the search is exact (every subset of decision
+      sqrt, then, up to that limit, the markings of lowest model peak) and
+      the cheapest that fits is chosen; a step too large for two plans is
+      decided on the model's peaks. On the model, the search is exact (every subset of decision
       ops as one segment) up to 14 decision ops; beyond, the cheapest of at
       most max(8, 1.5e6 / ops) and never more than 1500 evaluated markings
       (remat::BudgetOptions::getPoolLimit): the chain program's plans, the
@@ -578,7 +580,10 @@ def RematMarkPass : Pass<"remat-mark", "mlir::func::FuncOp"> {
     selective need one (none with predict=false), budget 2^d for d <= 14
     decision ops and beyond at most min(1500, max(8, 1.5e6 / n)), so its
     search is O(max(1.5e6, 8 n) log n), then one bufferization per marking
-    of the front (`plan-candidates`).
+    of the front (at most `plan-work` / n of them: about one bufferization
+    of `plan-work` ops in all). A step of more than `plan-work` / 2 ops is
+    decided on the model alone (100k ops: under 10 s), and the remark says
+    so.
 
     Before (`-remat-mark="policy=sequential segments=2"`):
     ```mlir
@@ -630,7 +635,11 @@ def RematMarkPass : Pass<"remat-mark", "mlir::func::FuncOp"> {
     Option<"planCandidates", "plan-candidates", "unsigned",
            /*default=*/"48",
            "Markings of the model's Pareto front policy=budget measures on "
-           "their memory plans">
+           "their memory plans">,
+    Option<"planWork", "plan-work", "uint64_t", /*default=*/"100000",
+           "Ops of bufferization policy=budget's plans may cost in all: at "
+           "most plan-work / ops plans, none when that is under two (the "
+           "decision is then the liveness model's)">
   ];
   let dependentDialects = ["::remat::RematDialect"];
   let statistics = [
