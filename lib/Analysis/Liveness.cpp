@@ -70,76 +70,24 @@ bool remat::hasOwnStorage(OpResult result) {
   // Aliases (barriers, reshapes) are counted through their source.
   return isa<ShapedType>(result.getType()) &&
          !isa<arith::ConstantOp, tensor::EmptyOp, BarrierOp,
-              tensor::CollapseShapeOp, tensor::ExpandShapeOp,
-              tensor::ReshapeOp, tensor::CastOp>(op) &&
+              tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::ReshapeOp,
+              tensor::CastOp>(op) &&
          !isFreshInitOnly(result) && !isFusedIntoUser(result);
 }
 
-FailureOr<MemoryProfile>
-remat::computeMemoryProfile(FunctionOpInterface function) {
-  MemoryProfile profile;
-  Region &body = function.getFunctionBody();
-  BackwardOp backward = getBackwardOp(body);
-  if (!backward)
-    return function.emitOpError("has no 'remat.backward' to profile");
-  // The verifier of remat.backward keeps a step to one block; callers may
-  // profile unverified IR.
-  if (!body.hasOneBlock())
-    return function.emitOpError(
-        "has a body of more than one block; the memory profile needs a "
-        "single-block training step");
+namespace {
 
-  // The schedule and each op's position in it.
-  DenseMap<Operation *, int64_t> position;
-  for (Operation &op : body.front()) {
-    if (&op == backward.getOperation()) {
-      for (Operation &inner : backward.getBody().front()) {
-        position[&inner] = profile.schedule.size();
-        profile.schedule.push_back(&inner);
-      }
-      continue;
-    }
-    position[&op] = profile.schedule.size();
-    profile.schedule.push_back(&op);
-  }
-  auto positionOf = [&](Operation *op) -> int64_t {
-    for (;; op = op->getParentOp())
-      if (auto it = position.find(op); it != position.end())
-        return it->second;
-  };
-  int64_t end = profile.schedule.size() - 1;
+/// The storage groups of a step's values: a union-find over value numbers,
+/// in arrays rather than per-value nodes, each root with its group's bytes,
+/// live interval and whether its storage counts.
+class StorageGroups {
+public:
+  void define(Value value, Storage s) { storage[numberOf(value)] = s; }
+  Storage &groupOf(Value value) { return storage[find(numberOf(value))]; }
 
-  // Every value's storage group, with its bytes and live interval: a
-  // union-find over value numbers, in arrays rather than per-value nodes.
-  DenseMap<Value, unsigned> numbers;
-  SmallVector<unsigned, 0> parent;
-  SmallVector<Storage, 0> storage;
-  auto find = [&](unsigned index) {
-    while (parent[index] != index) {
-      parent[index] = parent[parent[index]];
-      index = parent[index];
-    }
-    return index;
-  };
-  auto numberOf = [&](Value value) {
-    auto [it, inserted] = numbers.try_emplace(value, parent.size());
-    if (inserted) {
-      parent.push_back(it->second);
-      storage.emplace_back();
-    }
-    return it->second;
-  };
-  auto define = [&](Value value, Storage s) { storage[numberOf(value)] = s; };
-  auto groupOf = [&](Value value) -> Storage & {
-    return storage[find(numberOf(value))];
-  };
-  auto lastUse = [&](Value value, int64_t def) {
-    int64_t last = def;
-    for (Operation *user : value.getUsers())
-      last = std::max(last, positionOf(user));
-    return last;
-  };
-  auto join = [&](Value from, Value into) {
+  /// Puts `from`'s group into `into`'s: the larger bytes, the union of the
+  /// intervals.
+  void join(Value from, Value into) {
     unsigned a = find(numberOf(from)), b = find(numberOf(into));
     if (a == b)
       return;
@@ -150,67 +98,125 @@ remat::computeMemoryProfile(FunctionOpInterface function) {
     merged.first = std::min(merged.first, other.first);
     merged.last = std::max(merged.last, other.last);
     merged.counted = merged.counted || other.counted;
-  };
-
-  for (BlockArgument arg : body.getArguments())
-    define(arg, {0, 0, lastUse(arg, 0), false});
-  for (auto [index, op] : llvm::enumerate(profile.schedule)) {
-    int64_t at = index;
-    for (OpResult result : op->getResults()) {
-      std::optional<int64_t> bytes = getValueBytes(result);
-      if (!bytes)
-        return emitUnsizedResultError(result, "the memory profile");
-      define(result,
-             {*bytes, at, lastUse(result, at), hasOwnStorage(result)});
-    }
-
-    // Values that share their source's storage.
-    if (isa<BarrierOp>(op)) {
-      for (auto [in, out] : llvm::zip(op->getOperands(), op->getResults()))
-        join(out, in);
-    } else if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
-                   tensor::ReshapeOp, tensor::CastOp>(op)) {
-      join(op->getResult(0), op->getOperand(0));
-    } else if (writesIntoOperand(op)) {
-      for (Value operand : op->getOperands()) {
-        const Storage &src = groupOf(operand);
-        if (operand.getType() == op->getResult(0).getType() && src.counted &&
-            src.last == at) {
-          join(op->getResult(0), operand);
-          break;
-        }
-      }
-    } else if (auto dps = dyn_cast<DestinationStyleOpInterface>(op)) {
-      for (OpOperand &init : dps.getDpsInitsMutable()) {
-        Value source = init.get();
-        if (!isa<RankedTensorType>(source.getType()))
-          continue;
-        const Storage &src = groupOf(source);
-        bool dies = src.last == at;
-        bool fresh = source.getDefiningOp<tensor::EmptyOp>() ||
-                     isFreshInitOnly(source);
-        // Written in place: the result takes over the init's buffer, or
-        // the buffer it is about to get if the init is a tensor.empty.
-        if (dies && !fresh && src.counted)
-          join(dps.getTiedOpResult(&init), source);
-      }
-    }
-  }
-  // The backward op's results are the yielded values.
-  for (auto [result, yielded] :
-       llvm::zip(backward.getResults(), backward.getYield().getOperands())) {
-    define(result, {0, end, lastUse(result, end), false});
-    join(result, yielded);
   }
 
-  // Sweep the live intervals of counted storage.
+  /// Calls `fn` on the storage of every group.
+  template <typename Fn> void forEachGroup(Fn fn) const {
+    for (auto [index, s] : llvm::enumerate(storage))
+      if (parent[index] == index)
+        fn(s);
+  }
+
+private:
+  unsigned find(unsigned index) {
+    while (parent[index] != index) {
+      parent[index] = parent[parent[index]];
+      index = parent[index];
+    }
+    return index;
+  }
+  unsigned numberOf(Value value) {
+    auto [it, inserted] = numbers.try_emplace(value, parent.size());
+    if (inserted) {
+      parent.push_back(it->second);
+      storage.emplace_back();
+    }
+    return it->second;
+  }
+
+  DenseMap<Value, unsigned> numbers;
+  SmallVector<unsigned, 0> parent;
+  SmallVector<Storage, 0> storage;
+};
+
+/// The schedule of a step (its forward ops, the backward region's ops in
+/// place of the backward op) and each op's position in it.
+class StepSchedule {
+public:
+  StepSchedule(Block &body, BackwardOp backward,
+               SmallVectorImpl<Operation *> &schedule)
+      : schedule(schedule) {
+    for (Operation &op : body) {
+      if (&op == backward.getOperation()) {
+        for (Operation &inner : backward.getBody().front())
+          add(&inner);
+        continue;
+      }
+      add(&op);
+    }
+  }
+
+  /// The position of `op` or of its ancestor in the schedule.
+  int64_t positionOf(Operation *op) const {
+    for (;; op = op->getParentOp())
+      if (auto it = position.find(op); it != position.end())
+        return it->second;
+  }
+  /// The last position that uses `value`, defined at `def`.
+  int64_t lastUse(Value value, int64_t def) const {
+    int64_t last = def;
+    for (Operation *user : value.getUsers())
+      last = std::max(last, positionOf(user));
+    return last;
+  }
+  int64_t end() const { return schedule.size() - 1; }
+
+private:
+  void add(Operation *op) {
+    position[op] = schedule.size();
+    schedule.push_back(op);
+  }
+
+  SmallVectorImpl<Operation *> &schedule;
+  DenseMap<Operation *, int64_t> position;
+};
+
+/// Joins the storage of `op`'s results with what they share: a barrier's or
+/// a reshape's source, an operand an elementwise op writes into, or the
+/// init a destination-style op writes in place; `at` is `op`'s position.
+void shareStorage(Operation *op, int64_t at, StorageGroups &groups) {
+  if (isa<BarrierOp>(op)) {
+    for (auto [in, out] : llvm::zip(op->getOperands(), op->getResults()))
+      groups.join(out, in);
+  } else if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+                 tensor::ReshapeOp, tensor::CastOp>(op)) {
+    groups.join(op->getResult(0), op->getOperand(0));
+  } else if (writesIntoOperand(op)) {
+    for (Value operand : op->getOperands()) {
+      const Storage &src = groups.groupOf(operand);
+      if (operand.getType() == op->getResult(0).getType() && src.counted &&
+          src.last == at) {
+        groups.join(op->getResult(0), operand);
+        break;
+      }
+    }
+  } else if (auto dps = dyn_cast<DestinationStyleOpInterface>(op)) {
+    for (OpOperand &init : dps.getDpsInitsMutable()) {
+      Value source = init.get();
+      if (!isa<RankedTensorType>(source.getType()))
+        continue;
+      const Storage &src = groups.groupOf(source);
+      bool dies = src.last == at;
+      bool fresh =
+          source.getDefiningOp<tensor::EmptyOp>() || isFreshInitOnly(source);
+      // Written in place: the result takes over the init's buffer, or the
+      // buffer it is about to get if the init is a tensor.empty.
+      if (dies && !fresh && src.counted)
+        groups.join(dps.getTiedOpResult(&init), source);
+    }
+  }
+}
+
+/// The live bytes at each position of `profile`'s schedule, and their peak,
+/// from the counted groups' intervals.
+void sweepLiveBytes(const StorageGroups &groups, MemoryProfile &profile) {
   SmallVector<int64_t> delta(profile.schedule.size() + 1, 0);
-  for (auto [index, s] : llvm::enumerate(storage)) {
-    if (parent[index] != index || !s.counted || s.bytes == 0)
-      continue;
+  groups.forEachGroup([&](const Storage &s) {
+    if (!s.counted || s.bytes == 0)
+      return;
     delta[s.first] += s.bytes;
     delta[s.last + 1] -= s.bytes;
-  }
+  });
   int64_t live = 0;
   profile.liveBytes.reserve(profile.schedule.size());
   for (auto [index, op] : llvm::enumerate(profile.schedule)) {
@@ -221,8 +227,13 @@ remat::computeMemoryProfile(FunctionOpInterface function) {
       profile.peakOp = op;
     }
   }
+}
 
-  // Saved values: forward values used inside the backward region.
+/// The saved values, forward values used inside the backward region, in
+/// `profile`: by definition, ties (results of one op, arguments) in
+/// first-use order.
+void collectSavedValues(BackwardOp backward, const StepSchedule &schedule,
+                        MemoryProfile &profile) {
   llvm::SetVector<Value> saved;
   backward.getBody().walk([&](Operation *op) {
     for (Value operand : op->getOperands())
@@ -233,9 +244,8 @@ remat::computeMemoryProfile(FunctionOpInterface function) {
   auto defPosition = [&](Value value) -> int64_t {
     if (isa<BlockArgument>(value))
       return -1;
-    return positionOf(value.getDefiningOp());
+    return schedule.positionOf(value.getDefiningOp());
   };
-  // By definition, ties (results of one op, arguments) in first-use order.
   SmallVector<std::tuple<int64_t, size_t, Value>> ordered;
   for (auto [index, value] : llvm::enumerate(saved))
     ordered.emplace_back(defPosition(value), index, value);
@@ -254,5 +264,48 @@ remat::computeMemoryProfile(FunctionOpInterface function) {
                       : profile.savedActivationBytes) += entry.bytes;
     profile.saved.push_back(std::move(entry));
   }
+}
+
+} // namespace
+
+FailureOr<MemoryProfile>
+remat::computeMemoryProfile(FunctionOpInterface function) {
+  MemoryProfile profile;
+  Region &body = function.getFunctionBody();
+  BackwardOp backward = getBackwardOp(body);
+  if (!backward)
+    return function.emitOpError("has no 'remat.backward' to profile");
+  // The verifier of remat.backward keeps a step to one block; callers may
+  // profile unverified IR.
+  if (!body.hasOneBlock())
+    return function.emitOpError(
+        "has a body of more than one block; the memory profile needs a "
+        "single-block training step");
+
+  StepSchedule schedule(body.front(), backward, profile.schedule);
+  StorageGroups groups;
+  for (BlockArgument arg : body.getArguments())
+    groups.define(arg, {0, 0, schedule.lastUse(arg, 0), false});
+  for (auto [index, op] : llvm::enumerate(profile.schedule)) {
+    int64_t at = index;
+    for (OpResult result : op->getResults()) {
+      std::optional<int64_t> bytes = getValueBytes(result);
+      if (!bytes)
+        return emitUnsizedResultError(result, "the memory profile");
+      groups.define(result, {*bytes, at, schedule.lastUse(result, at),
+                             hasOwnStorage(result)});
+    }
+    shareStorage(op, at, groups);
+  }
+  // The backward op's results are the yielded values.
+  int64_t end = schedule.end();
+  for (auto [result, yielded] :
+       llvm::zip(backward.getResults(), backward.getYield().getOperands())) {
+    groups.define(result, {0, end, schedule.lastUse(result, end), false});
+    groups.join(result, yielded);
+  }
+
+  sweepLiveBytes(groups, profile);
+  collectSavedValues(backward, schedule, profile);
   return profile;
 }
