@@ -47,8 +47,8 @@ static MLIRContext &context() {
     DialectRegistry registry;
     registry.insert<remat::RematDialect, arith::ArithDialect,
                     cf::ControlFlowDialect, func::FuncDialect,
-                    linalg::LinalgDialect, math::MathDialect,
-                    scf::SCFDialect, tensor::TensorDialect>();
+                    linalg::LinalgDialect, math::MathDialect, scf::SCFDialect,
+                    tensor::TensorDialect>();
     auto *c = new MLIRContext(registry, MLIRContext::Threading::DISABLED);
     c->loadAllAvailableDialects();
     remat::registerRematPasses();
@@ -115,8 +115,7 @@ static void runChunk(MLIRContext &ctx, StringRef text,
   };
   size_t which = llvm::hash_value(text) % std::size(marks);
   std::string pipeline =
-      std::string("builtin.module(func.func(remat-thread-rng,") +
-      marks[which] +
+      std::string("builtin.module(func.func(remat-thread-rng,") + marks[which] +
       ",remat-checkpoint,remat-verify),"
       "remat-report{output-file=/dev/null},remat-outline)";
   PassManager pm(&ctx);

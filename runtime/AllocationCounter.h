@@ -1,4 +1,5 @@
-//===- AllocationCounter.h - Bookkeeping of a counting allocator -*- C++ -*-===//
+//===- AllocationCounter.h - Bookkeeping of a counting allocator -*- C++
+//-*-===//
 //
 // The live allocations and counters that remat's CPU and CUDA allocators
 // keep, so that a host reads the same figures from either target.

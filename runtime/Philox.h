@@ -4,10 +4,10 @@
  * runtime, the unit tests that check lowered code against it and, being
  * header-only and free of libc, CUDA device code.
  *
- * The convention, which the lowering and every runtime follow: element j of `remat.philox_uniform` with
- * seed s and offset o takes word (o + j) mod 4 of Philox4x32-10 with key
- * (lo32(s), hi32(s)) and counter (lo32(c), hi32(c), 0, 0), c = (o + j) div 4;
- * a word x becomes the f32 (x >> 8) * 2^-24 in [0, 1).
+ * The convention, which the lowering and every runtime follow: element j of
+ * `remat.philox_uniform` with seed s and offset o takes word (o + j) mod 4 of
+ * Philox4x32-10 with key (lo32(s), hi32(s)) and counter (lo32(c), hi32(c), 0,
+ * 0), c = (o + j) div 4; a word x becomes the f32 (x >> 8) * 2^-24 in [0, 1).
  *
  *===----------------------------------------------------------------------===*/
 
@@ -34,7 +34,8 @@ extern "C" {
 #define REMAT_PHILOX_ROUNDS 10
 
 /* Philox4x32 with 10 rounds: encrypts `ctr` under `key`, in place. */
-REMAT_PHILOX_FN void remat_philox4x32_10(uint32_t ctr[4], const uint32_t key[2]) {
+REMAT_PHILOX_FN void remat_philox4x32_10(uint32_t ctr[4],
+                                         const uint32_t key[2]) {
   uint32_t k0 = key[0], k1 = key[1];
   for (int round = 0; round < REMAT_PHILOX_ROUNDS; ++round) {
     uint64_t p0 = (uint64_t)REMAT_PHILOX_M0 * ctr[0];

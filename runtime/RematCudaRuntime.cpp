@@ -28,13 +28,27 @@ namespace {
 
 /// The driver and cuBLAS entry points the runtime uses.
 struct Api {
+  // clang-format off: one entry point a line.
 #define REMAT_CU_FUNCTIONS(X)                                                  \
-  X(cuInit) X(cuGetErrorName) X(cuDeviceGetCount) X(cuDeviceGet)               \
+  X(cuInit)                                                                    \
+  X(cuGetErrorName)                                                            \
+  X(cuDeviceGetCount)                                                          \
+  X(cuDeviceGet)                                                               \
   X(cuDeviceGetAttribute)                                                      \
-  X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuStreamCreate)             \
-  X(cuStreamSynchronize) X(cuModuleLoadData) X(cuModuleUnload)                 \
-  X(cuModuleGetFunction) X(cuLaunchKernel) X(cuMemAllocManaged) X(cuMemFree)   \
-  X(cuEventCreate) X(cuEventRecord) X(cuEventElapsedTime)
+  X(cuDevicePrimaryCtxRetain)                                                  \
+  X(cuCtxSetCurrent)                                                           \
+  X(cuStreamCreate)                                                            \
+  X(cuStreamSynchronize)                                                       \
+  X(cuModuleLoadData)                                                          \
+  X(cuModuleUnload)                                                            \
+  X(cuModuleGetFunction)                                                       \
+  X(cuLaunchKernel)                                                            \
+  X(cuMemAllocManaged)                                                         \
+  X(cuMemFree)                                                                 \
+  X(cuEventCreate)                                                             \
+  X(cuEventRecord)                                                             \
+  X(cuEventElapsedTime)
+// clang-format on
 #define REMAT_DECLARE(name) decltype(&::name) name = nullptr;
   REMAT_CU_FUNCTIONS(REMAT_DECLARE)
   decltype(&::cublasCreate) cublasCreate = nullptr;
@@ -129,9 +143,9 @@ bool initializeLocked(State &state, int device, std::string &error) {
   if (result == CUDA_SUCCESS)
     result = api.cuDeviceGetCount(&count);
   if (result != CUDA_SUCCESS || count == 0) {
-    error = "no CUDA device: " + (result != CUDA_SUCCESS
-                                      ? "cuInit failed with " + errorName(result)
-                                      : std::string("the driver sees none"));
+    error = "no CUDA device: " +
+            (result != CUDA_SUCCESS ? "cuInit failed with " + errorName(result)
+                                    : std::string("the driver sees none"));
     return false;
   }
   if (device < 0 || device >= count) {
@@ -154,8 +168,8 @@ bool initializeLocked(State &state, int device, std::string &error) {
   REMAT_CHECK(api.cuEventCreate(&state.start, CU_EVENT_DEFAULT));
   REMAT_CHECK(api.cuEventCreate(&state.stop, CU_EVENT_DEFAULT));
 
-  void *cublas =
-      loadLibrary({"libcublas.so.13", "libcublas.so.12", "libcublas.so"}, error);
+  void *cublas = loadLibrary(
+      {"libcublas.so.13", "libcublas.so.12", "libcublas.so"}, error);
   if (!cublas)
     return false;
   if (!loadSymbol(cublas, api.cublasCreate, REMAT_SYMBOL_NAME(cublasCreate),
@@ -268,9 +282,8 @@ void gemm(const float *a, int64_t lda, int64_t strideA, const float *b,
   ldc = std::max<int64_t>(ldc, std::max<int64_t>(1, n));
   beginTimed(state);
   if (batch == 1)
-    checkCublas(state.api.cublasSgemm(state.cublas, CUBLAS_OP_N, CUBLAS_OP_N,
-                                      n, m, k, &one, b, ldb, a, lda, &one, c,
-                                      ldc),
+    checkCublas(state.api.cublasSgemm(state.cublas, CUBLAS_OP_N, CUBLAS_OP_N, n,
+                                      m, k, &one, b, ldb, a, lda, &one, c, ldc),
                 "cublasSgemm");
   else
     checkCublas(state.api.cublasSgemmStridedBatched(
@@ -306,11 +319,11 @@ extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
   return function;
 }
 
-extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX,
-                                 intptr_t gridY, intptr_t gridZ,
-                                 intptr_t blockX, intptr_t blockY,
-                                 intptr_t blockZ, int32_t smem, void *stream,
-                                 void **params, void **extra, size_t) {
+extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                                 intptr_t gridZ, intptr_t blockX,
+                                 intptr_t blockY, intptr_t blockZ, int32_t smem,
+                                 void *stream, void **params, void **extra,
+                                 size_t) {
   State &state = getInitializedState();
   beginTimed(state);
   REMAT_CHECK(state.api.cuLaunchKernel(
@@ -401,7 +414,10 @@ void remat::cuda::freeInput(void *ptr) { release(ptr); }
 void remat::cuda::synchronize() { synchronizeStream(getInitializedState()); }
 
 const Symbol *remat::cuda::getSymbols(size_t &count) {
-#define REMAT_ENTRY(name) {#name, reinterpret_cast<void *>(&name)}
+#define REMAT_ENTRY(name)                                                      \
+  {                                                                            \
+    #name, reinterpret_cast<void *>(&name)                                     \
+  }
   static const Symbol symbols[] = {
       REMAT_ENTRY(mgpuModuleLoad),
       REMAT_ENTRY(mgpuModuleUnload),

@@ -54,15 +54,14 @@ std::atomic<int64_t> rngSeed{0};
 } // namespace
 
 extern "C" void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
-                                                   size_t size) {
+                                                    size_t size) {
   void *ptr = nullptr;
   alignment = std::max(alignment, kAlignment);
   if ((alignment & (alignment - 1)) != 0)
     failAllocation(size, alignment, "the alignment is not a power of two");
   // No object may be larger than PTRDIFF_MAX; sizes near SIZE_MAX would
   // also wrap when rounded up to the alignment.
-  if (alignment > size_t(PTRDIFF_MAX) ||
-      size > size_t(PTRDIFF_MAX) - alignment)
+  if (alignment > size_t(PTRDIFF_MAX) || size > size_t(PTRDIFF_MAX) - alignment)
     failAllocation(size, alignment, "larger than any object can be");
   size_t rounded = std::max<size_t>(alignment, (size + alignment - 1) /
                                                    alignment * alignment);
@@ -142,10 +141,9 @@ void matmul(const float *a, int64_t aRowStride, int64_t aColStride,
 extern "C" void _mlir_ciface_remat_matmul_f32(StridedMemRefType<float, 2> *a,
                                               StridedMemRefType<float, 2> *b,
                                               StridedMemRefType<float, 2> *c) {
-  matmul(a->data + a->offset, a->strides[0], a->strides[1],
-         b->data + b->offset, b->strides[0], b->strides[1],
-         c->data + c->offset, c->strides[0], c->strides[1], c->sizes[0],
-         c->sizes[1], a->sizes[1]);
+  matmul(a->data + a->offset, a->strides[0], a->strides[1], b->data + b->offset,
+         b->strides[0], b->strides[1], c->data + c->offset, c->strides[0],
+         c->strides[1], c->sizes[0], c->sizes[1], a->sizes[1]);
 }
 
 extern "C" void
@@ -237,8 +235,7 @@ ConvShape getConvShape(const char *kernel, const View &image,
   if (shape.pixels() > 0 && shape.kh > 0 && shape.kw > 0 &&
       ((shape.oh - 1) * strideH + (shape.kh - 1) * dilationH >=
            image.sizes[3] ||
-       (shape.ow - 1) * strideW + (shape.kw - 1) * dilationW >=
-           image.sizes[4]))
+       (shape.ow - 1) * strideW + (shape.kw - 1) * dilationW >= image.sizes[4]))
     failConvolution(kernel, "the window reads past the image");
   return shape;
 }
@@ -249,8 +246,7 @@ ConvShape getConvShape(const char *kernel, const View &image,
 void packImageTile(const View &image, const ConvShape &shape, int64_t n,
                    int64_t g, int64_t tap0, int64_t taps, int64_t pixel0,
                    int64_t pixels, float *columns) {
-  const float *base =
-      image.data + n * image.strides[0] + g * image.strides[1];
+  const float *base = image.data + n * image.strides[0] + g * image.strides[1];
   int64_t rowStep = shape.strideH * image.strides[3];
   int64_t colStep = shape.strideW * image.strides[4];
   for (int64_t row = 0; row < taps; ++row) {
@@ -318,8 +314,8 @@ bool useGemm(const View &filter, const View &response, const ConvShape &shape,
 }
 
 /// response += conv(image, filter), summed over taps in order c, kh, kw.
-void convolveDirect(const View &image, const View &filter,
-                    const View &response, const ConvShape &s) {
+void convolveDirect(const View &image, const View &filter, const View &response,
+                    const ConvShape &s) {
   for (int64_t n = 0; n < s.n; ++n)
     for (int64_t g = 0; g < s.g; ++g)
       for (int64_t f = 0; f < s.f; ++f)
@@ -332,12 +328,11 @@ void convolveDirect(const View &image, const View &filter,
               for (int64_t kw = 0; kw < s.kw; ++kw) {
                 float weight =
                     filter.data[g * filter.strides[0] + f * filter.strides[1] +
-                                c * filter.strides[2] +
-                                kh * filter.strides[3] +
+                                c * filter.strides[2] + kh * filter.strides[3] +
                                 kw * filter.strides[4]];
                 const float *in =
-                    image.data + n * image.strides[0] +
-                    g * image.strides[1] + c * image.strides[2] +
+                    image.data + n * image.strides[0] + g * image.strides[1] +
+                    c * image.strides[2] +
                     (oh * s.strideH + kh * s.dilationH) * image.strides[3] +
                     kw * s.dilationW * image.strides[4];
                 int64_t step = s.strideW * image.strides[4];
@@ -362,10 +357,10 @@ void convolveFilterDirect(const View &image, const View &filter,
             float acc = out;
             for (int64_t n = 0; n < s.n; ++n)
               for (int64_t oh = 0; oh < s.oh; ++oh) {
-                const float *grad =
-                    response.data + n * response.strides[0] +
-                    g * response.strides[1] + f * response.strides[2] +
-                    oh * response.strides[3];
+                const float *grad = response.data + n * response.strides[0] +
+                                    g * response.strides[1] +
+                                    f * response.strides[2] +
+                                    oh * response.strides[3];
                 const float *in =
                     image.data + n * image.strides[0] + g * image.strides[1] +
                     c * image.strides[2] +
@@ -389,8 +384,7 @@ struct Matrix {
 Matrix getFilterMatrix(const View &filter, const ConvShape &s, int64_t g) {
   int64_t tapStride = *getCollapsedStride(filter, 2);
   return {filter.data + g * filter.strides[0],
-          getRowStride(s.f, filter.strides[1], s.taps(), tapStride),
-          tapStride};
+          getRowStride(s.f, filter.strides[1], s.taps(), tapStride), tapStride};
 }
 
 Matrix getResponseMatrix(const View &response, const ConvShape &s, int64_t n,
@@ -429,11 +423,12 @@ void forEachGemm(const View &image, const ConvShape &s, WholeFn whole,
 
 } // namespace
 
-extern "C" void _mlir_ciface_remat_conv2d_f32(
-    StridedMemRefType<float, 5> *imageMemRef,
-    StridedMemRefType<float, 5> *filterMemRef,
-    StridedMemRefType<float, 5> *responseMemRef, int64_t strideH,
-    int64_t strideW, int64_t dilationH, int64_t dilationW) {
+extern "C" void
+_mlir_ciface_remat_conv2d_f32(StridedMemRefType<float, 5> *imageMemRef,
+                              StridedMemRefType<float, 5> *filterMemRef,
+                              StridedMemRefType<float, 5> *responseMemRef,
+                              int64_t strideH, int64_t strideW,
+                              int64_t dilationH, int64_t dilationW) {
   View image = getView(imageMemRef), filter = getView(filterMemRef),
        response = getView(responseMemRef);
   ConvShape s = getConvShape("remat_conv2d_f32", image, filter, response,
@@ -470,9 +465,8 @@ extern "C" void _mlir_ciface_remat_conv2d_filter_grad_f32(
     int64_t strideW, int64_t dilationH, int64_t dilationW) {
   View image = getView(imageMemRef), filter = getView(filterMemRef),
        response = getView(responseMemRef);
-  ConvShape s =
-      getConvShape("remat_conv2d_filter_grad_f32", image, filter, response,
-                   strideH, strideW, dilationH, dilationW);
+  ConvShape s = getConvShape("remat_conv2d_filter_grad_f32", image, filter,
+                             response, strideH, strideW, dilationH, dilationW);
   if (s.g * s.f * s.taps() == 0 || s.n * s.pixels() == 0)
     return;
   if (!useGemm(filter, response, s, /*writesFilter=*/true)) {
@@ -487,16 +481,16 @@ extern "C" void _mlir_ciface_remat_conv2d_filter_grad_f32(
         Matrix a = getResponseMatrix(response, s, n, g);
         int64_t channelStride =
             s.c == 1 ? std::max<int64_t>(1, s.pixels()) : image.strides[2];
-        matmul(a.data, a.rowStride, 1, b, 1, channelStride, c.data,
-               c.rowStride, 1, s.f, s.c, s.pixels());
+        matmul(a.data, a.rowStride, 1, b, 1, channelStride, c.data, c.rowStride,
+               1, s.f, s.c, s.pixels());
       },
       [&](int64_t n, int64_t g, int64_t pixel0, int64_t pixels, int64_t tap0,
           int64_t taps, const float *tile) {
         Matrix c = getFilterMatrix(filter, s, g);
         Matrix a = getResponseMatrix(response, s, n, g);
         // The tile read transposed: pixels x taps, unit row stride.
-        matmul(a.data + pixel0, a.rowStride, 1, tile, 1, pixels,
-               c.data + tap0, c.rowStride, 1, s.f, taps, pixels);
+        matmul(a.data + pixel0, a.rowStride, 1, tile, 1, pixels, c.data + tap0,
+               c.rowStride, 1, s.f, taps, pixels);
       });
 }
 
@@ -545,11 +539,13 @@ const Symbol *remat::runtime::getSymbols(size_t &count) {
        reinterpret_cast<void *>(&_mlir_ciface_remat_conv2d_filter_grad_f32)},
       // Strided memref.copy lowers to this call into MLIR's C runner utils.
       {"memrefCopy", reinterpret_cast<void *>(&memrefCopy)},
-      {"tanhf", reinterpret_cast<void *>(static_cast<float (*)(float)>(&tanhf))},
+      {"tanhf",
+       reinterpret_cast<void *>(static_cast<float (*)(float)>(&tanhf))},
       {"expf", reinterpret_cast<void *>(static_cast<float (*)(float)>(&expf))},
       {"logf", reinterpret_cast<void *>(static_cast<float (*)(float)>(&logf))},
       {"erff", reinterpret_cast<void *>(static_cast<float (*)(float)>(&erff))},
-      {"tanh", reinterpret_cast<void *>(static_cast<double (*)(double)>(&tanh))},
+      {"tanh",
+       reinterpret_cast<void *>(static_cast<double (*)(double)>(&tanh))},
       {"erf", reinterpret_cast<void *>(static_cast<double (*)(double)>(&erf))},
   };
   count = sizeof(symbols) / sizeof(symbols[0]);

@@ -86,8 +86,8 @@ int ChainSimulation::compute(unsigned stage, int input, bool barrier) {
     instances[input].stored |= barrier;
   }
   instances.push_back({stage, input, now, now, now});
-  scratch[now] += std::max<int64_t>(0, s.transientBytes - s.outBytes -
-                                           s.keptBytes);
+  scratch[now] +=
+      std::max<int64_t>(0, s.transientBytes - s.outBytes - s.keptBytes);
   return instances.size() - 1;
 }
 
@@ -208,14 +208,14 @@ std::optional<ChainPlan> ChainSimulation::run(ArrayRef<Path> stagePaths) {
   for (int64_t t = 0; t <= now; ++t) {
     live += delta[t];
     auto it = scratch.find(t);
-    plan.peakBytes = std::max(
-        plan.peakBytes, live + (it == scratch.end() ? 0 : it->second));
+    plan.peakBytes =
+        std::max(plan.peakBytes, live + (it == scratch.end() ? 0 : it->second));
   }
   return plan;
 }
 
-std::optional<ChainPlan>
-remat::evaluateChainPlan(ArrayRef<ChainStage> chain, ArrayRef<Path> paths) {
+std::optional<ChainPlan> remat::evaluateChainPlan(ArrayRef<ChainStage> chain,
+                                                  ArrayRef<Path> paths) {
   return ChainSimulation(chain).run(paths);
 }
 
@@ -238,7 +238,10 @@ public:
       visit(paths);
       return;
     }
-    fill({/*lo=*/0, /*s=*/0, /*t=*/unsigned(paths.size() - 1), {},
+    fill({/*lo=*/0,
+          /*s=*/0,
+          /*t=*/unsigned(paths.size() - 1),
+          {},
           /*whole=*/true});
   }
 
@@ -277,8 +280,7 @@ private:
       inner.push_back(nextId++);
       for (unsigned i = level.s; i <= e; ++i)
         paths[i] = inner;
-      pending.push_back(
-          {level.lo, e + 1, level.t, level.prefix, level.whole});
+      pending.push_back({level.lo, e + 1, level.t, level.prefix, level.whole});
       fill({level.s, level.s, e, inner, /*whole=*/false});
       pending.pop_back();
     }
@@ -323,8 +325,8 @@ ChainPlanner::ChainPlanner(ArrayRef<ChainStage> chain, unsigned maxUnits)
                          s.backwardBytes, s.afterBytes})
       divisor = std::gcd(divisor, size);
     bound += s.outBytes + s.keptBytes;
-    widest = std::max({widest, s.transientBytes + s.backwardBytes,
-                       s.afterBytes});
+    widest =
+        std::max({widest, s.transientBytes + s.backwardBytes, s.afterBytes});
   }
   bound += widest;
   quantum = std::max<int64_t>(1, divisor);
@@ -345,14 +347,13 @@ ChainPlanner::ChainPlanner(ArrayRef<ChainStage> chain, unsigned maxUnits)
   lastRead.assign(n * n, -1);
   for (unsigned s = 0; s < n; ++s)
     for (unsigned t = s; t < n; ++t)
-      lastRead[s * n + t] =
-          stages[t].isRead() ? static_cast<int>(t)
-                             : (t > s ? lastRead[s * n + t - 1] : -1);
+      lastRead[s * n + t] = stages[t].isRead()
+                                ? static_cast<int>(t)
+                                : (t > s ? lastRead[s * n + t - 1] : -1);
   solve();
 }
 
-int64_t &ChainPlanner::entry(Input input, unsigned s, unsigned t,
-                             unsigned m) {
+int64_t &ChainPlanner::entry(Input input, unsigned s, unsigned t, unsigned m) {
   return cost[((size_t(input) * n + s) * n + t) * (units + 1) + m];
 }
 
@@ -378,8 +379,8 @@ int64_t ChainPlanner::inputBytes(Input input, unsigned s) const {
 /// and stage t, the one the backward reads first, is kept; at the forward
 /// level (`isTop`, t = n - 1) they are free and a segment may end at the
 /// last stage.
-int64_t ChainPlanner::bestLevel(Input input, unsigned s, unsigned t,
-                                unsigned m, bool isTop, Choice *choice) const {
+int64_t ChainPlanner::bestLevel(Input input, unsigned s, unsigned t, unsigned m,
+                                bool isTop, Choice *choice) const {
   int64_t best = kInfeasible;
   auto consider = [&](int64_t value, Choice option) {
     if (value < best) {
@@ -534,8 +535,8 @@ std::optional<ChainPlan> ChainPlanner::getPlan(unsigned limit) const {
   plan.paths.resize(n);
   int64_t nextId = 0;
   if (n > 0)
-    extract(Free, 0, n - 1, std::min(limit, units), /*isTop=*/true, {},
-            nextId, plan);
+    extract(Free, 0, n - 1, std::min(limit, units), /*isTop=*/true, {}, nextId,
+            plan);
   if (std::optional<ChainPlan> measured = evaluateChainPlan(stages, plan.paths))
     plan.peakBytes = measured->peakBytes;
   plan.recomputeFlops = *value;
@@ -559,8 +560,8 @@ std::vector<ChainPlan> ChainPlanner::getFront(unsigned maxPlans) const {
   size_t count = std::min<size_t>(maxPlans, limits.size());
   for (size_t k = 0; k < count; ++k) {
     // Spread over the front, both ends included.
-    size_t index = count == 1 ? limits.size() - 1
-                              : k * (limits.size() - 1) / (count - 1);
+    size_t index =
+        count == 1 ? limits.size() - 1 : k * (limits.size() - 1) / (count - 1);
     if (std::optional<ChainPlan> plan = getPlan(limits[index]))
       plans.push_back(std::move(*plan));
   }

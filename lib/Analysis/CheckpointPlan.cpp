@@ -384,8 +384,7 @@ void CheckpointPlanner::sortForEmission() {
   cloneKeys.reserve(plan.clones.size());
   for (auto [index, clone] : llvm::enumerate(plan.clones)) {
     auto [point, level] = groupOf(clone.insertBefore, clone.level);
-    cloneKeys.emplace_back(point, level, getInfo(clone.original)->index,
-                           index);
+    cloneKeys.emplace_back(point, level, getInfo(clone.original)->index, index);
   }
   llvm::sort(cloneKeys);
   SmallVector<unsigned, 0> cloneOrder = llvm::map_to_vector(
@@ -491,9 +490,8 @@ void CheckpointPlanner::run() {
     Operation *original = result.getOwner();
     maxDepth = std::max(maxDepth, getInfo(original)->path.size());
     unsigned clone = materialize(0, original, candidate.consumer);
-    plan.uses.push_back(
-        {candidate.operand, candidate.consumer,
-         PlannedValue::clone(clone, result.getResultNumber())});
+    plan.uses.push_back({candidate.operand, candidate.consumer,
+                         PlannedValue::clone(clone, result.getResultNumber())});
   }
 
   // Level k + 1: a use at a later point of a level-k clone of an op nested

@@ -58,7 +58,7 @@ std::optional<int64_t> remat::getOpFlops(Operation *op) {
 }
 
 InFlightDiagnostic remat::emitUnsizedResultError(OpResult result,
-                                                StringRef consumer) {
+                                                 StringRef consumer) {
   InFlightDiagnostic diag = result.getOwner()->emitOpError()
                             << "result #" << result.getResultNumber()
                             << " of type " << result.getType();
@@ -131,26 +131,25 @@ void remat::registerCostModelExternalModels(DialectRegistry &registry) {
            linalg::BatchMatmulOp, linalg::FillOp, linalg::TransposeOp,
            linalg::BroadcastOp, linalg::ReduceOp, linalg::MapOp,
            linalg::ElementwiseOp, linalg::MatvecOp, linalg::DotOp,
-           linalg::CopyOp, linalg::Conv2DNchwFchwOp,
-           linalg::Conv2DNgchwGfchwOp, linalg::PoolingNchwMaxOp,
-           linalg::PoolingNchwSumOp>(ctx);
+           linalg::CopyOp, linalg::Conv2DNchwFchwOp, linalg::Conv2DNgchwGfchwOp,
+           linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(ctx);
   });
   registry.addExtension(+[](MLIRContext *ctx, arith::ArithDialect *) {
     attach<ElementwiseCostModel, arith::AddFOp, arith::SubFOp, arith::MulFOp,
            arith::DivFOp, arith::RemFOp, arith::NegFOp, arith::MaximumFOp,
-           arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp,
-           arith::CmpFOp, arith::SelectOp, arith::AddIOp, arith::SubIOp,
-           arith::MulIOp, arith::CmpIOp, arith::ExtFOp, arith::TruncFOp,
-           arith::SIToFPOp, arith::UIToFPOp, arith::FPToSIOp,
-           arith::FPToUIOp, arith::ExtUIOp, arith::ExtSIOp, arith::TruncIOp,
-           arith::AndIOp, arith::OrIOp, arith::XOrIOp, arith::MaxSIOp,
-           arith::MinSIOp, arith::DivSIOp, arith::RemSIOp>(ctx);
+           arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp, arith::CmpFOp,
+           arith::SelectOp, arith::AddIOp, arith::SubIOp, arith::MulIOp,
+           arith::CmpIOp, arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp,
+           arith::UIToFPOp, arith::FPToSIOp, arith::FPToUIOp, arith::ExtUIOp,
+           arith::ExtSIOp, arith::TruncIOp, arith::AndIOp, arith::OrIOp,
+           arith::XOrIOp, arith::MaxSIOp, arith::MinSIOp, arith::DivSIOp,
+           arith::RemSIOp>(ctx);
     attach<FreeCostModel, arith::ConstantOp>(ctx);
   });
   registry.addExtension(+[](MLIRContext *ctx, math::MathDialect *) {
     attach<ElementwiseCostModel, math::TanhOp, math::ExpOp, math::LogOp,
-           math::RsqrtOp, math::SqrtOp, math::ErfOp, math::AbsFOp,
-           math::PowFOp, math::SinOp, math::CosOp, math::FmaOp>(ctx);
+           math::RsqrtOp, math::SqrtOp, math::ErfOp, math::AbsFOp, math::PowFOp,
+           math::SinOp, math::CosOp, math::FmaOp>(ctx);
   });
   registry.addExtension(+[](MLIRContext *ctx, tensor::TensorDialect *) {
     attach<FreeCostModel, tensor::EmptyOp, tensor::ExtractSliceOp,

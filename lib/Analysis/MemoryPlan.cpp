@@ -63,9 +63,9 @@ ArenaPlan placeInOrder(ArrayRef<BufferLifetime> buffers,
     extents.clear();
     for (size_t other : placed)
       if (overlapInTime(buffer, buffers[other]))
-        extents.push_back(
-            {plan.offsets[other],
-             plan.offsets[other] + roundToArenaAlignment(buffers[other].bytes)});
+        extents.push_back({plan.offsets[other],
+                           plan.offsets[other] +
+                               roundToArenaAlignment(buffers[other].bytes)});
     llvm::sort(extents, [](const Extent &a, const Extent &b) {
       return a.offset < b.offset;
     });
@@ -80,8 +80,8 @@ ArenaPlan placeInOrder(ArrayRef<BufferLifetime> buffers,
 /// The orders placeInOrder tries: decreasing size (TFLite's and XLA's heap
 /// simulators), decreasing lifetime length, and decreasing area (bytes
 /// times length), ties by first position.
-SmallVector<SmallVector<size_t>> getPlacementOrders(
-    ArrayRef<BufferLifetime> buffers) {
+SmallVector<SmallVector<size_t>>
+getPlacementOrders(ArrayRef<BufferLifetime> buffers) {
   auto length = [&](size_t i) { return buffers[i].last - buffers[i].first; };
   using Key = std::function<std::tuple<int64_t, int64_t, int64_t>(size_t)>;
   SmallVector<Key> keys = {
@@ -121,9 +121,8 @@ ArenaPlan placeByStart(ArrayRef<BufferLifetime> buffers) {
   SmallVector<Extent> extents;
   for (size_t index : order) {
     const BufferLifetime &buffer = buffers[index];
-    llvm::erase_if(active, [&](const auto &entry) {
-      return entry.second < buffer.first;
-    });
+    llvm::erase_if(
+        active, [&](const auto &entry) { return entry.second < buffer.first; });
     extents.clear();
     for (const auto &entry : active)
       extents.push_back(entry.first);
@@ -131,9 +130,8 @@ ArenaPlan placeByStart(ArrayRef<BufferLifetime> buffers) {
     int64_t offset = findBestFit(extents, bytes);
     plan.offsets[index] = offset;
     plan.size = std::max(plan.size, offset + bytes);
-    auto *it = llvm::partition_point(active, [&](const auto &entry) {
-      return entry.first.offset < offset;
-    });
+    auto *it = llvm::partition_point(
+        active, [&](const auto &entry) { return entry.first.offset < offset; });
     active.insert(it, {Extent{offset, offset + bytes}, buffer.last});
   }
   return plan;
@@ -280,8 +278,7 @@ void remat::addPlanPipelineDialects(StringRef pipeline,
     pm.getDependentDialects(registry);
 }
 
-FailureOr<StepMemoryPlan> remat::planModuleCopy(ModuleOp module,
-                                                StringRef name,
+FailureOr<StepMemoryPlan> remat::planModuleCopy(ModuleOp module, StringRef name,
                                                 StringRef pipeline,
                                                 std::string &error) {
   MLIRContext *context = module.getContext();
@@ -321,9 +318,9 @@ FailureOr<StepMemoryPlan> remat::planModuleCopy(ModuleOp module,
   return plan;
 }
 
-FailureOr<StepMemoryPlan>
-remat::computeStepMemoryPlan(func::FuncOp function, StringRef pipeline,
-                             std::string &error) {
+FailureOr<StepMemoryPlan> remat::computeStepMemoryPlan(func::FuncOp function,
+                                                       StringRef pipeline,
+                                                       std::string &error) {
   auto module = function->getParentOfType<ModuleOp>();
   if (!module) {
     error = "the function is not in a module";

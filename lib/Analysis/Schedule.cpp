@@ -11,9 +11,9 @@
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/SmallVectorExtras.h"
 #include "llvm/ADT/Sequence.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallVectorExtras.h"
 
 #include <algorithm>
 #include <queue>
@@ -259,9 +259,9 @@ SmallVector<unsigned> remat::scheduleGreedily(const ScheduleProblem &problem,
   size_t numBuffers = problem.bytes.size();
   SmallVector<SmallVector<unsigned, 4>> successors =
       invert(problem.predecessors, n);
-  SmallVector<unsigned> waiting = map_to_vector(
-      problem.predecessors,
-      [](const auto &list) { return unsigned(list.size()); });
+  SmallVector<unsigned> waiting =
+      map_to_vector(problem.predecessors,
+                    [](const auto &list) { return unsigned(list.size()); });
   SmallVector<SmallVector<unsigned, 4>> users =
       invert(problem.touches, numBuffers);
   SmallVector<unsigned> remainingUsers = map_to_vector(

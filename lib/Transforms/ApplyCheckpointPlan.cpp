@@ -193,8 +193,8 @@ void applyCheckpointPlan(const CheckpointPlan &plan) {
     // plan orders both lists by group, and a group has a barrier only if one
     // of its clones reads a saved input.
     if (nextBarrier < barriers.size() &&
-           barriers[nextBarrier].insertBefore == clone.insertBefore &&
-           barriers[nextBarrier].level == clone.level) {
+        barriers[nextBarrier].insertBefore == clone.insertBefore &&
+        barriers[nextBarrier].level == clone.level) {
       SmallVector<Value> inputs =
           llvm::map_to_vector(barriers[nextBarrier].inputs, resolve);
       barrierOps.push_back(

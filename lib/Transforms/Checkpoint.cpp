@@ -7,10 +7,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Analysis/CheckpointPlan.h"
-#include "remat/Transforms/ApplyCheckpointPlan.h"
 #include "remat/Dialect/Remat/IR/RematOps.h"
+#include "remat/Transforms/ApplyCheckpointPlan.h"
 #include "remat/Transforms/Passes.h"
-
 
 namespace remat {
 #define GEN_PASS_DEF_REMATCHECKPOINTPASS

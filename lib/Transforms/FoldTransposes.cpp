@@ -61,9 +61,8 @@ struct FoldTransposeIntoContraction : OpRewritePattern<OpTy> {
         llvm::to_vector(op->getDiscardableAttrs());
     attributes.push_back(rewriter.getNamedAttr(
         "indexing_maps", rewriter.getAffineMapArrayAttr(maps)));
-    auto replacement =
-        OpTy::create(rewriter, op.getLoc(), op->getResultTypes(), inputs,
-                     op.getDpsInits(), attributes);
+    auto replacement = OpTy::create(rewriter, op.getLoc(), op->getResultTypes(),
+                                    inputs, op.getDpsInits(), attributes);
     rewriter.replaceOp(op, replacement->getResults());
     return success();
   }

@@ -166,10 +166,10 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
       if (failed(cost))
         return getOperation().emitError()
                << "-remat-mark: policy=budget needs the memory plan: " << error;
-      LLVM_DEBUG(llvm::dbgs() << "remat-mark: measured marking " << points.size()
-                              << ": planned peak " << cost->peakBytes
-                              << " bytes, recompute FLOPs "
-                              << cost->recomputeFlops << "\n");
+      LLVM_DEBUG(llvm::dbgs()
+                 << "remat-mark: measured marking " << points.size()
+                 << ": planned peak " << cost->peakBytes
+                 << " bytes, recompute FLOPs " << cost->recomputeFlops << "\n");
       points.push_back({std::move(marking), *cost});
       return success();
     };
@@ -206,8 +206,7 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
         top = std::min(top, point.cost.peakBytes);
     }
     LLVM_DEBUG(llvm::dbgs() << "remat-mark: scale from " << lowest << " to "
-                            << top << " bytes (unmarked " << unmarked
-                            << ")\n");
+                            << top << " bytes (unmarked " << unmarked << ")\n");
     int64_t budget =
         budgetBytes.hasValue() ? static_cast<int64_t>(budgetBytes)
         : budgetFraction.hasValue()

@@ -73,7 +73,8 @@ struct RematOutlinePass : remat::impl::RematOutlinePassBase<RematOutlinePass> {
     llvm::SetVector<Value> savedArgs, savedValues;
     backward.getBody().walk([&](Operation *op) {
       for (Value operand : op->getOperands()) {
-        if (backward->isProperAncestor(operand.getParentBlock()->getParentOp()) ||
+        if (backward->isProperAncestor(
+                operand.getParentBlock()->getParentOp()) ||
             operand.getParentBlock()->getParentOp() == backward.getOperation())
           continue;
         (isa<BlockArgument>(operand) ? savedArgs : savedValues).insert(operand);

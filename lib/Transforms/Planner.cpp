@@ -10,10 +10,10 @@
 #include "remat/Analysis/MemoryPlan.h"
 
 #include "remat/Analysis/CheckpointPlan.h"
-#include "remat/Transforms/ApplyCheckpointPlan.h"
 #include "remat/Analysis/CostModel.h"
 #include "remat/Analysis/Liveness.h"
 #include "remat/Dialect/Remat/IR/RematOps.h"
+#include "remat/Transforms/ApplyCheckpointPlan.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
@@ -25,8 +25,8 @@
 
 #include <chrono>
 #include <cmath>
-#include <numeric>
 #include <limits>
+#include <numeric>
 #include <set>
 #include <tuple>
 
@@ -101,8 +101,7 @@ ArrayRef<MarkingProblem::RelaxationRow> MarkingProblem::getRelaxation() const {
 }
 
 void MarkingProblem::walkRelaxation(
-    function_ref<void(std::optional<unsigned>, int64_t, int64_t)> visit)
-    const {
+    function_ref<void(std::optional<unsigned>, int64_t, int64_t)> visit) const {
   Region &functionBody = function->getRegion(0);
   BackwardOp backward = getBackwardOp(functionBody);
   auto readByBackward = [&](Value value) {
@@ -131,19 +130,19 @@ void MarkingProblem::buildRelaxation() const {
   relaxation.emplace();
   RelaxationRow atBackward;
   int64_t fixedSaved = 0;
-  walkRelaxation([&](std::optional<unsigned> decision, int64_t saved,
-                     int64_t unsaved) {
-    if (!decision) {
-      fixedSaved += saved;
-      return;
-    }
-    if (saved > 0)
-      atBackward.terms.push_back({*decision, saved});
-    RelaxationRow atOp;
-    atOp.terms = atBackward.terms;
-    atOp.constant = fixedSaved + unsaved;
-    relaxation->push_back(std::move(atOp));
-  });
+  walkRelaxation(
+      [&](std::optional<unsigned> decision, int64_t saved, int64_t unsaved) {
+        if (!decision) {
+          fixedSaved += saved;
+          return;
+        }
+        if (saved > 0)
+          atBackward.terms.push_back({*decision, saved});
+        RelaxationRow atOp;
+        atOp.terms = atBackward.terms;
+        atOp.constant = fixedSaved + unsaved;
+        relaxation->push_back(std::move(atOp));
+      });
   atBackward.constant = fixedSaved;
   relaxation->push_back(std::move(atBackward));
 }
@@ -151,13 +150,13 @@ void MarkingProblem::buildRelaxation() const {
 int64_t MarkingProblem::getRelaxationPeakBound() const {
   // The rows' constants, as buildRelaxation states them.
   int64_t fixedSaved = 0, bound = 0;
-  walkRelaxation([&](std::optional<unsigned> decision, int64_t saved,
-                     int64_t unsaved) {
-    if (decision)
-      bound = std::max(bound, fixedSaved + unsaved);
-    else
-      fixedSaved += saved;
-  });
+  walkRelaxation(
+      [&](std::optional<unsigned> decision, int64_t saved, int64_t unsaved) {
+        if (decision)
+          bound = std::max(bound, fixedSaved + unsaved);
+        else
+          fixedSaved += saved;
+      });
   return std::max(bound, fixedSaved);
 }
 
@@ -419,8 +418,8 @@ Marking planSequential(const MarkingProblem &problem, unsigned segments) {
     double mid = total > 0 ? (prefix + problem.getFlops(i) / 2.0) / total
                            : (i + 0.5) / n;
     prefix += problem.getFlops(i);
-    int64_t segment = std::min<int64_t>(segments - 1,
-                                        static_cast<int64_t>(mid * segments));
+    int64_t segment =
+        std::min<int64_t>(segments - 1, static_cast<int64_t>(mid * segments));
     if (segment != segments - 1)
       marking[i] = {segment};
   }
@@ -512,9 +511,8 @@ BudgetPlanner::BudgetPlanner(const MarkingProblem &problem,
   bool enumerate = n <= options.exactLimit;
   // Beyond the enumeration every measured marking counts against the
   // limit, so that it holds whatever the pool's parts would add.
-  size_t limit = enumerate
-                     ? std::numeric_limits<size_t>::max()
-                     : options.getPoolLimit(problem.getNumFunctionOps());
+  size_t limit = enumerate ? std::numeric_limits<size_t>::max()
+                           : options.getPoolLimit(problem.getNumFunctionOps());
   std::set<Marking> seen;
   auto tryAdd = [&](Marking marking) -> bool {
     if (candidates.size() >= limit || !seen.insert(marking).second)
@@ -650,8 +648,7 @@ BudgetPlanner::BudgetPlanner(const MarkingProblem &problem,
   minPeak = unmarkedPeak;
   for (const PlanPoint &point : candidates)
     minPeak = std::min(minPeak, point.cost.peakBytes);
-  peakLowerBound =
-      exhaustive ? minPeak : problem.getRelaxationPeakBound();
+  peakLowerBound = exhaustive ? minPeak : problem.getRelaxationPeakBound();
 }
 
 const PlanPoint *BudgetPlanner::bestInPool(int64_t budget) const {
@@ -672,8 +669,7 @@ const PlanPoint *BudgetPlanner::bestInPool(int64_t budget) const {
 /// to at least sum_j b_j + C - budget, and the cheapest fractional way to
 /// get there takes ops by FLOPs per byte. Sets `infeasible` if a row cannot
 /// be met at all.
-int64_t BudgetPlanner::relaxationBound(int64_t budget,
-                                       bool &infeasible) const {
+int64_t BudgetPlanner::relaxationBound(int64_t budget, bool &infeasible) const {
   int64_t bound = 0;
   infeasible = false;
   for (const MarkingProblem::RelaxationRow &row : problem.getRelaxation()) {
@@ -689,12 +685,12 @@ int64_t BudgetPlanner::relaxationBound(int64_t budget,
     SmallVector<std::pair<unsigned, int64_t>, 0> terms(row.terms);
     llvm::sort(terms, [&](auto a, auto b) {
       // f_a / b_a < f_b / b_b, as exact products of two 64-bit integers.
-      llvm::APInt x = llvm::APInt(64, problem.getFlops(a.first), true)
-                          .sext(128) *
-                      llvm::APInt(64, b.second, true).sext(128);
-      llvm::APInt y = llvm::APInt(64, problem.getFlops(b.first), true)
-                          .sext(128) *
-                      llvm::APInt(64, a.second, true).sext(128);
+      llvm::APInt x =
+          llvm::APInt(64, problem.getFlops(a.first), true).sext(128) *
+          llvm::APInt(64, b.second, true).sext(128);
+      llvm::APInt y =
+          llvm::APInt(64, problem.getFlops(b.first), true).sext(128) *
+          llvm::APInt(64, a.second, true).sext(128);
       return x != y ? x.slt(y) : a.first < b.first;
     });
     double flops = 0;
@@ -847,8 +843,8 @@ void BudgetPlanner::solveIlp(int64_t budget, BudgetAnswer &result) {
       return;
     }
     if (error != 0 || status != GLP_OPT) {
-      result.note += error == GLP_ETMLIM ? ", time limit reached"
-                                         : ", solver failed";
+      result.note +=
+          error == GLP_ETMLIM ? ", time limit reached" : ", solver failed";
       return;
     }
     int64_t masterOptimum =

@@ -92,8 +92,7 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
     WalkResult walk = getOperation().walk([&](FunctionOpInterface function) {
       if (failed(verifyMarksTakeEffect(function)))
         return WalkResult::interrupt();
-      if (function.isExternal() ||
-          !getBackwardOp(function.getFunctionBody()))
+      if (function.isExternal() || !getBackwardOp(function.getFunctionBody()))
         return WalkResult::advance();
       std::optional<llvm::json::Object> report = reportFunction(function);
       if (!report)
@@ -158,7 +157,8 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
     for (Operation &op : backward.getBody().front()) {
       std::optional<int64_t> flops = getOpFlops(&op);
       opsWithoutCost += !flops && !op.hasTrait<OpTrait::IsTerminator>();
-      auto cloneOf = op.getAttrOfType<IntegerAttr>(RematDialect::kCloneOfAttrName);
+      auto cloneOf =
+          op.getAttrOfType<IntegerAttr>(RematDialect::kCloneOfAttrName);
       if (!cloneOf) {
         backwardFlops = addFlops(backwardFlops, flops.value_or(0));
         continue;
@@ -166,8 +166,7 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
       ++recomputedOps;
       recomputeFlops = addFlops(recomputeFlops, flops.value_or(0));
       Operation *original = originals.lookup(cloneOf.getInt());
-      SegmentFigures &figures =
-          original ? getFigures(original) : segments[{}];
+      SegmentFigures &figures = original ? getFigures(original) : segments[{}];
       ++figures.recomputedOps;
       figures.recomputeFlops =
           addFlops(figures.recomputeFlops, flops.value_or(0));
@@ -221,17 +220,15 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
         {"saved_activation_bytes", profile->savedActivationBytes},
         {"saved_argument_bytes", profile->savedArgumentBytes},
         {"model_peak_bytes", profile->peakBytes},
-        {"model_peak_at", profile->peakOp
-                              ? formatLocation(profile->peakOp->getLoc())
-                              : "none"},
+        {"model_peak_at",
+         profile->peakOp ? formatLocation(profile->peakOp->getLoc()) : "none"},
         {"forward_flops", forwardFlops},
         {"backward_flops", backwardFlops},
         {"recompute_flops", recomputeFlops},
         {"recomputed_ops", recomputedOps},
         {"ops_without_cost_model", opsWithoutCost},
     };
-    addPlanFigures(function, profile->peakBytes,
-                   *report.getObject("totals"));
+    addPlanFigures(function, profile->peakBytes, *report.getObject("totals"));
     // The plan -remat-mark chose, as it predicted it.
     if (auto plan = function->getAttrOfType<DictionaryAttr>(
             RematDialect::kPlanAttrName)) {
@@ -317,9 +314,9 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
                             *seg.getInteger("saved_bytes"));
         for (const llvm::json::Value &savedValue : *seg.getArray("saved")) {
           const llvm::json::Object &entry = *savedValue.getAsObject();
-          os << llvm::formatv("    saved {0} bytes: {1} at {2}\n",
-                              *entry.getInteger("bytes"), *entry.getString("op"),
-                              *entry.getString("location"));
+          os << llvm::formatv(
+              "    saved {0} bytes: {1} at {2}\n", *entry.getInteger("bytes"),
+              *entry.getString("op"), *entry.getString("location"));
         }
       }
     }

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "remat/Analysis/MemoryPlan.h"
 #include "remat/Analysis/Schedule.h"
+#include "remat/Analysis/MemoryPlan.h"
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/Dialect/Bufferization/Transforms/BufferViewFlowAnalysis.h"
@@ -178,9 +178,7 @@ void StepProblemBuilder::addMemoryDependences() {
     Operation *op = items[index];
     // Each root this item reads or writes (true: writes).
     llvm::MapVector<unsigned, bool> accesses;
-    auto access = [&](unsigned root, bool write) {
-      accesses[root] |= write;
-    };
+    auto access = [&](unsigned root, bool write) { accesses[root] |= write; };
     auto accessValue = [&](Value value, bool write) {
       auto it = rootsOf.find(value);
       if (it != rootsOf.end()) {
@@ -235,8 +233,8 @@ void StepProblemBuilder::addBuffers() {
   DenseMap<Operation *, unsigned> bufferOf;
   for (auto [alloc, lifetime, escapes] :
        llvm::zip(buffers.allocs, buffers.lifetimes, buffers.escapes)) {
-    unsigned buffer = problem.addBuffer(
-        roundToArenaAlignment(lifetime.bytes), escapes);
+    unsigned buffer =
+        problem.addBuffer(roundToArenaAlignment(lifetime.bytes), escapes);
     bufferOf[alloc] = buffer;
     SetVector<unsigned> users;
     for (Value alias : aliases.resolve(alloc.getResult()))
@@ -263,9 +261,8 @@ void StepProblemBuilder::addBuffers() {
     auto resultBuffer = result ? bufferOf.find(result) : bufferOf.end();
     if (resultBuffer == bufferOf.end())
       continue;
-    ScheduleProblem::Reuse reuse{static_cast<unsigned>(index),
-                                 resultBuffer->second,
-                                 {}};
+    ScheduleProblem::Reuse reuse{
+        static_cast<unsigned>(index), resultBuffer->second, {}};
     for (memref::AllocOp source : sources)
       if (auto it = bufferOf.find(source);
           it != bufferOf.end() &&
@@ -339,8 +336,7 @@ SmallVector<Operation *> getOps(Block &entry, ArrayRef<Operation *> items,
 int64_t getArenaBytesInOrder(func::FuncOp function, ArrayRef<Operation *> ops,
                              bool keepReturned) {
   IRMapping mapping;
-  OwningOpRef<func::FuncOp> copy(
-      cast<func::FuncOp>(function->clone(mapping)));
+  OwningOpRef<func::FuncOp> copy(cast<func::FuncOp>(function->clone(mapping)));
   Block &entry = copy->getBody().front();
   Operation *terminator = entry.getTerminator();
   for (Operation *op : ops)

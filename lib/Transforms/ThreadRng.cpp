@@ -121,8 +121,7 @@ FailureOr<uint64_t> RngThreader::countRegion(Region &region) {
   // value counts its runs.
   if (firstRandom && !region.hasOneBlock()) {
     firstRandom->emitOpError()
-        << "draws random numbers in a region of "
-        << region.getBlocks().size()
+        << "draws random numbers in a region of " << region.getBlocks().size()
         << " blocks, whose branches may run it any number of times with the "
            "same offset; use structured control flow (scf.for, scf.if)";
     return failure();
@@ -207,8 +206,8 @@ Value RngThreader::buildOffset(OpBuilder &builder, Location loc, Value base,
                                uint64_t start, Attribute segment) {
   if (base && start == 0)
     return base;
-  auto constant = arith::ConstantOp::create(builder, loc,
-                                            builder.getI64IntegerAttr(start));
+  auto constant =
+      arith::ConstantOp::create(builder, loc, builder.getI64IntegerAttr(start));
   if (segment)
     constant->setAttr(RematDialect::kSegmentAttrName, segment);
   if (!base)
@@ -240,8 +239,8 @@ Value RngThreader::buildIterationBase(scf::ForOp loop, Value base,
     index = arith::TruncIOp::create(builder, loc, i64, index);
 
   uint64_t words = regionWords.lookup(&loop.getRegion());
-  Value wordsValue = arith::ConstantOp::create(
-      builder, loc, builder.getI64IntegerAttr(words));
+  Value wordsValue =
+      arith::ConstantOp::create(builder, loc, builder.getI64IntegerAttr(words));
   Value offset = arith::MulIOp::create(builder, loc, index, wordsValue);
   if (start != 0)
     offset = arith::AddIOp::create(
@@ -262,9 +261,8 @@ void RngThreader::threadRegion(Region &region, Value base, uint64_t start) {
     uint64_t words = it->second;
     if (auto random = dyn_cast<RngUniformOp>(op)) {
       rewriter.setInsertionPoint(random);
-      Value offset =
-          buildOffset(rewriter, random.getLoc(), base, start,
-                      op.getAttr(RematDialect::kSegmentAttrName));
+      Value offset = buildOffset(rewriter, random.getLoc(), base, start,
+                                 op.getAttr(RematDialect::kSegmentAttrName));
       auto philox = PhiloxUniformOp::create(rewriter, random.getLoc(),
                                             random.getType(), seed, offset);
       philox->setDiscardableAttrs(op.getDiscardableAttrDictionary());

@@ -52,19 +52,17 @@ bool haveSameComputeAttrs(Operation *copy, Operation *original) {
                                            original->getPropertiesStorage()))
     return false;
   auto computeAttrs = [](Operation *op) {
-    return llvm::make_filter_range(op->getDiscardableAttrs(),
-                                   [](NamedAttribute attr) {
-                                     return !isBookkeeping(
-                                         attr.getName().getValue());
-                                   });
+    return llvm::make_filter_range(
+        op->getDiscardableAttrs(), [](NamedAttribute attr) {
+          return !isBookkeeping(attr.getName().getValue());
+        });
   };
   return llvm::equal(computeAttrs(copy), computeAttrs(original));
 }
 
 /// Returns a description of the first attribute in which `copy` and
 /// `original` differ, or an empty string if their attributes agree.
-std::string describeAttrDifference(Operation *copy,
-                                          Operation *original) {
+std::string describeAttrDifference(Operation *copy, Operation *original) {
   std::string text;
   llvm::raw_string_ostream os(text);
   SmallVector<NamedAttribute> copyAttrs = getComputeAttrs(copy);
@@ -185,8 +183,7 @@ public:
   LogicalResult run();
 
 private:
-  LogicalResult checkEffects(Operation *copy, Operation *original,
-                             int64_t id);
+  LogicalResult checkEffects(Operation *copy, Operation *original, int64_t id);
   std::pair<Operation *, const MemoryEffects::EffectInstance *>
   findClobber(Operation *copy, Operation *original,
               ArrayRef<MemoryEffects::EffectInstance> reads);
@@ -261,8 +258,9 @@ std::string CloneVerifier::compareOps(Operation *copy, Operation *original,
   return compareTypesAndOperands(copy, original, inner);
 }
 
-std::string CloneVerifier::compareTypesAndOperands(
-    Operation *copy, Operation *original, DenseMap<Value, Value> &inner) {
+std::string
+CloneVerifier::compareTypesAndOperands(Operation *copy, Operation *original,
+                                       DenseMap<Value, Value> &inner) {
   std::string text;
   llvm::raw_string_ostream os(text);
   if (copy->getNumResults() != original->getNumResults()) {
@@ -314,15 +312,16 @@ std::string CloneVerifier::compareRegions(Operation *copy, Operation *original,
        << original->getNumRegions();
     return text;
   }
-  for (auto [index, regions] : llvm::enumerate(
-           llvm::zip(copy->getRegions(), original->getRegions()))) {
+  for (auto [index, regions] :
+       llvm::enumerate(llvm::zip(copy->getRegions(), original->getRegions()))) {
     auto &[copyRegion, originalRegion] = regions;
     if (copyRegion.getBlocks().size() != originalRegion.getBlocks().size()) {
       os << "its region #" << index
          << " has a different number of blocks than its original's";
       return text;
     }
-    for (auto [copyBlock, originalBlock] : llvm::zip(copyRegion, originalRegion)) {
+    for (auto [copyBlock, originalBlock] :
+         llvm::zip(copyRegion, originalRegion)) {
       if (copyBlock.getArgumentTypes() != originalBlock.getArgumentTypes() ||
           copyBlock.getOperations().size() !=
               originalBlock.getOperations().size()) {
@@ -421,10 +420,10 @@ LogicalResult CloneVerifier::checkEffects(Operation *copy, Operation *original,
     return diag;
   };
   if (effects.random) {
-    InFlightDiagnostic diag = fail(
-        "draws from the stateful generator ('remat.rng_uniform'): it gets "
-        "the generator's next numbers, not those its original drew; run "
-        "-remat-thread-rng before -remat-checkpoint");
+    InFlightDiagnostic diag =
+        fail("draws from the stateful generator ('remat.rng_uniform'): it gets "
+             "the generator's next numbers, not those its original drew; run "
+             "-remat-thread-rng before -remat-checkpoint");
     if (effects.random != copy)
       diag.attachNote(effects.random->getLoc()) << "the random op is here";
     return failure();
@@ -464,8 +463,7 @@ LogicalResult CloneVerifier::checkEffects(Operation *copy, Operation *original,
              "', which may be written between its original and it, so it "
              "may read a different value");
     diag.attachNote(clobber->getLoc())
-        << "this '" << clobber->getName()
-        << "' may write what it reads";
+        << "this '" << clobber->getName() << "' may write what it reads";
     return failure();
   }
   return success();

@@ -1,4 +1,5 @@
-//===- remat-gen.cpp - Random training steps for testing -------------------===//
+//===- remat-gen.cpp - Random training steps for testing
+//-------------------===//
 //
 // remat-gen builds random, valid training steps in remat's IR contract with
 // OpBuilder and prints them: a random forward DAG over the op set the CPU
@@ -91,16 +92,16 @@ struct Rng {
 };
 
 enum class Kind {
-  Matmul,    // x (m,k) @ w (k,n); w a parameter or a value
-  Transpose, // (m,n) -> (n,m)
-  Bias,      // x (m,n) + broadcast(b (n)) with a new parameter b
+  Matmul,      // x (m,k) @ w (k,n); w a parameter or a value
+  Transpose,   // (m,n) -> (n,m)
+  Bias,        // x (m,n) + broadcast(b (n)) with a new parameter b
   ReduceBcast, // broadcast(reduce_sum(x, dim 1)) to (m, n')
-  Binary,    // addf / subf / mulf of two values of one shape
+  Binary,      // addf / subf / mulf of two values of one shape
   Tanh,
   Neg,
   Relu,
-  Scale,     // x * constant
-  Concat,    // concat of two values along dim 0 or 1
+  Scale,  // x * constant
+  Concat, // concat of two values along dim 0 or 1
   Dropout,
 };
 
@@ -172,8 +173,8 @@ private:
   Value matmul(Value x, Value w) {
     SmallVector<int64_t> shape{shapeOf(x)[0], shapeOf(w)[1]};
     Value init = zeros(shape);
-    auto op = linalg::MatmulOp::create(b, loc, ValueRange{x, w},
-                                       ValueRange{init});
+    auto op =
+        linalg::MatmulOp::create(b, loc, ValueRange{x, w}, ValueRange{init});
     mark(op);
     return op->getResult(0);
   }
@@ -215,14 +216,15 @@ private:
   Value mul(Value x, Value y) { return make<arith::MulFOp>(x, y); }
   Value scale(Value x, double c) { return mul(x, splat(c, shapeOf(x))); }
   Value slice(Value x, int64_t dim, int64_t start, int64_t size) {
-    SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0)), strides(2, b.getIndexAttr(1));
+    SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0)),
+        strides(2, b.getIndexAttr(1));
     SmallVector<OpFoldResult> sizes;
     for (int64_t d : shapeOf(x))
       sizes.push_back(b.getIndexAttr(d));
     offsets[dim] = b.getIndexAttr(start);
     sizes[dim] = b.getIndexAttr(size);
-    auto op = tensor::ExtractSliceOp::create(b, loc, x, offsets, sizes,
-                                             strides);
+    auto op =
+        tensor::ExtractSliceOp::create(b, loc, x, offsets, sizes, strides);
     mark(op);
     return op->getResult(0);
   }
@@ -332,9 +334,10 @@ void Generator::nextMark() {
 /// Emits one random forward node; false if the chosen kind did not fit.
 bool Generator::forwardNode() {
   static const Kind kinds[] = {
-      Kind::Matmul, Kind::Matmul, Kind::Matmul, Kind::Transpose, Kind::Bias,
-      Kind::ReduceBcast, Kind::Binary, Kind::Binary, Kind::Tanh, Kind::Neg,
-      Kind::Relu, Kind::Scale, Kind::Concat, Kind::Dropout, Kind::Dropout};
+      Kind::Matmul, Kind::Matmul,      Kind::Matmul, Kind::Transpose,
+      Kind::Bias,   Kind::ReduceBcast, Kind::Binary, Kind::Binary,
+      Kind::Tanh,   Kind::Neg,         Kind::Relu,   Kind::Scale,
+      Kind::Concat, Kind::Dropout,     Kind::Dropout};
   Kind kind = kinds[rng.below(std::size(kinds))];
   Node node{kind, {}, {}, {}, 0, {}, {}, 0};
   Value x = pickValue();
@@ -412,8 +415,7 @@ bool Generator::forwardNode() {
     double p = rng.chance(50) ? 0.5 : 0.125;
     node.constant = 1.0 / (1.0 - p);
     Value u = make<remat::RngUniformOp>(type(xs));
-    node.mask = make<arith::CmpFOp>(arith::CmpFPredicate::OGE, u,
-                                    splat(p, xs));
+    node.mask = make<arith::CmpFOp>(arith::CmpFPredicate::OGE, u, splat(p, xs));
     Value scaled = scale(x, node.constant);
     node.inputs = {x};
     node.output = make<arith::SelectOp>(node.mask, scaled, splat(0.0, xs));
@@ -422,7 +424,8 @@ bool Generator::forwardNode() {
   }
   last = node.output.getDefiningOp();
   if (marks && currentMark && rng.chance(8))
-    last->setAttr(remat::RematDialect::kPolicyAttrName, b.getStringAttr("save"));
+    last->setAttr(remat::RematDialect::kPolicyAttrName,
+                  b.getStringAttr("save"));
   addToPool(node.output);
   nodes.push_back(std::move(node));
   return true;
@@ -561,8 +564,7 @@ OwningOpRef<ModuleOp> Generator::run() {
   SmallVector<Value> results;
   for (Value v : diffArgs) {
     auto it = grads.find(v);
-    results.push_back(it != grads.end() ? it->second
-                                        : splat(0.0, shapeOf(v)));
+    results.push_back(it != grads.end() ? it->second : splat(0.0, shapeOf(v)));
   }
   remat::YieldOp::create(b, loc, results);
   b.setInsertionPointAfter(backward);
@@ -592,13 +594,12 @@ size_t countOps(ModuleOp module) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   llvm::cl::ParseCommandLineOptions(
-      argc, argv,
-      "remat-gen: random training steps in remat's IR contract\n");
+      argc, argv, "remat-gen: random training steps in remat's IR contract\n");
 
   MLIRContext ctx;
-  ctx.loadDialect<remat::RematDialect, arith::ArithDialect,
-                  func::FuncDialect, linalg::LinalgDialect,
-                  math::MathDialect, tensor::TensorDialect>();
+  ctx.loadDialect<remat::RematDialect, arith::ArithDialect, func::FuncDialect,
+                  linalg::LinalgDialect, math::MathDialect,
+                  tensor::TensorDialect>();
 
   OwningOpRef<ModuleOp> module;
   if (opsOpt) {
@@ -642,8 +643,7 @@ int main(int argc, char **argv) {
     }
     Rng sizer{seedOpt ^ 0x5eed};
     unsigned nodes = minNodes + sizer.below(maxNodes - minNodes + 1);
-    module =
-        Generator(&ctx, seedOpt, dims, nodes, maxNodesOpt, true).run();
+    module = Generator(&ctx, seedOpt, dims, nodes, maxNodesOpt, true).run();
   }
 
   if (failed(verify(*module))) {

@@ -10,25 +10,25 @@
 #include "remat/Dialect/Remat/IR/RematDialect.h"
 #include "remat/Transforms/Passes.h"
 
+#include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
-#include "mlir/Conversion/Passes.h"
-#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
-#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
-#include "mlir/Dialect/GPU/Transforms/Passes.h"
-#include "mlir/Dialect/Linalg/Passes.h"
-#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
@@ -68,8 +68,8 @@ static mlir::LogicalResult printUnlocated(mlir::Diagnostic &diag) {
 /// unlocated diagnostics printed by printUnlocated from then on (for the
 /// rest of this input). Under -verify-diagnostics every diagnostic stays
 /// with the verifier, which reports unlocated ones as unexpected.
-static mlir::LogicalResult
-setupPipeline(const mlir::MlirOptMainConfig &config, mlir::PassManager &pm) {
+static mlir::LogicalResult setupPipeline(const mlir::MlirOptMainConfig &config,
+                                         mlir::PassManager &pm) {
   if (!config.shouldVerifyDiagnostics())
     pm.getContext()->getDiagEngine().registerHandler(printUnlocated);
   return config.setupPassPipeline(pm);
@@ -122,7 +122,8 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
       argc, argv, "remat optimizer driver\n", registry);
-  mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
+  mlir::MlirOptMainConfig config =
+      mlir::MlirOptMainConfig::createFromCLOptions();
   if (config.shouldShowDialects() || config.shouldListPasses())
     return mlir::asMainReturnCode(
         mlir::MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
@@ -144,8 +145,8 @@ int main(int argc, char **argv) {
     llvm::errs() << "remat-opt: " << error << "\n";
     return EXIT_FAILURE;
   }
-  if (failed(mlir::MlirOptMain(output->os(), std::move(input), registry,
-                               config)))
+  if (failed(
+          mlir::MlirOptMain(output->os(), std::move(input), registry, config)))
     return EXIT_FAILURE;
   output->keep();
   return EXIT_SUCCESS;

@@ -174,8 +174,7 @@ struct Reference {
         bool fused = result.hasOneUse() &&
                      op->hasTrait<OpTrait::Elementwise>() &&
                      (*result.user_begin())->hasTrait<OpTrait::Elementwise>();
-        add(result, at,
-            !isa<tensor::EmptyOp, remat::BarrierOp>(op) && !fused);
+        add(result, at, !isa<tensor::EmptyOp, remat::BarrierOp>(op) && !fused);
       }
       if (isa<remat::BarrierOp>(op)) {
         merge(op->getResult(0), op->getOperand(0));
@@ -190,8 +189,8 @@ struct Reference {
         }
       }
     }
-    for (auto [result, yielded] : llvm::zip(
-             backward.getResults(), backward.getYield().getOperands())) {
+    for (auto [result, yielded] :
+         llvm::zip(backward.getResults(), backward.getYield().getOperands())) {
       add(result, n - 1, false);
       merge(result, yielded);
     }
@@ -212,9 +211,9 @@ struct Reference {
 
 TEST(LivenessTest, MatchesBruteForceOnRandomSteps) {
   MLIRContext context;
-  context.loadDialect<remat::RematDialect, arith::ArithDialect,
-                      func::FuncDialect, math::MathDialect,
-                      tensor::TensorDialect>();
+  context
+      .loadDialect<remat::RematDialect, arith::ArithDialect, func::FuncDialect,
+                   math::MathDialect, tensor::TensorDialect>();
   std::mt19937 rng(20261122);
   for (int trial = 0; trial < 500; ++trial) {
     std::string source = randomStep(rng);

@@ -79,10 +79,10 @@ int64_t bruteForceArena(llvm::ArrayRef<BufferLifetime> buffers, int64_t limit) {
     for (int64_t offset = 0; offset + slots[i] <= best; ++offset) {
       bool fits = true;
       for (size_t j = 0; j < i && fits; ++j)
-        fits = !(buffers[i].first <= buffers[j].last &&
-                 buffers[j].first <= buffers[i].last &&
-                 offset < offsets[j] + slots[j] &&
-                 offsets[j] < offset + slots[i]);
+        fits =
+            !(buffers[i].first <= buffers[j].last &&
+              buffers[j].first <= buffers[i].last &&
+              offset < offsets[j] + slots[j] && offsets[j] < offset + slots[i]);
       if (!fits)
         continue;
       offsets[i] = offset;
@@ -147,8 +147,8 @@ TEST(MemoryPlanTest, ScalesToManyBuffers) {
   std::vector<BufferLifetime> buffers;
   for (int i = 0; i < 40000; ++i) {
     int length = std::uniform_int_distribution<int>(0, 30)(rng);
-    buffers.push_back({std::uniform_int_distribution<int64_t>(1, 4096)(rng),
-                       i, i + length});
+    buffers.push_back(
+        {std::uniform_int_distribution<int64_t>(1, 4096)(rng), i, i + length});
   }
   ArenaPlan plan = planArena(buffers);
   EXPECT_GE(plan.size, plan.maxLiveBytes);

@@ -123,11 +123,10 @@ TEST(ScheduleTest, ExactEqualsEnumeration) {
   const int instances = 300;
   for (int instance = 0; instance < instances; ++instance) {
     unsigned items = 3 + instance % 7;
-    ScheduleProblem problem =
-        randomProblem(rng, items, 2 + instance % 9, 0.1 + 0.05 * (instance % 5));
+    ScheduleProblem problem = randomProblem(rng, items, 2 + instance % 9,
+                                            0.1 + 0.05 * (instance % 5));
     int64_t optimum = enumerateLeastPeak(problem);
-    std::optional<llvm::SmallVector<unsigned>> exact =
-        scheduleExactly(problem);
+    std::optional<llvm::SmallVector<unsigned>> exact = scheduleExactly(problem);
     ASSERT_TRUE(exact.has_value());
     ASSERT_TRUE(isValidOrder(problem, *exact)) << "instance " << instance;
     EXPECT_EQ(getSchedulePeak(problem, *exact), optimum)
@@ -210,8 +209,8 @@ TEST(ScheduleTest, ReuseAwareSearchAgainstEnumeration) {
   int instances = 0, optimal = 0;
   for (int instance = 0; instance < 300; ++instance) {
     unsigned items = 3 + instance % 7;
-    ScheduleProblem problem =
-        randomProblem(rng, items, 2 + instance % 9, 0.1 + 0.05 * (instance % 5));
+    ScheduleProblem problem = randomProblem(rng, items, 2 + instance % 9,
+                                            0.1 + 0.05 * (instance % 5));
     for (auto &bytes : problem.bytes)
       bytes = 64 * (1 + bytes % 2);
     for (unsigned item = 0; item < items; ++item) {

@@ -41,9 +41,9 @@ namespace {
 class CheckpointTest : public ::testing::Test {
 public:
   CheckpointTest() {
-    context.loadDialect<remat::RematDialect, func::FuncDialect,
-                        arith::ArithDialect, math::MathDialect,
-                        scf::SCFDialect>();
+    context
+        .loadDialect<remat::RematDialect, func::FuncDialect,
+                     arith::ArithDialect, math::MathDialect, scf::SCFDialect>();
     context.allowUnregisteredDialects();
   }
 
@@ -189,8 +189,7 @@ TEST_F(CheckpointTest, PlansWithoutTouchingTheIr) {
     rest.push_back(clone.original);
   }
   EXPECT_EQ(rest, SmallVector<Operation *>({z, a, u, h}));
-  EXPECT_EQ(plan.getRecomputedOps(),
-            ArrayRef<Operation *>({z, a, u, h, c}));
+  EXPECT_EQ(plan.getRecomputedOps(), ArrayRef<Operation *>({z, a, u, h, c}));
 
   // One barrier per insertion point: {%o} before %d0, {%x, %w, %seed, %off}
   // before %d1.
@@ -211,7 +210,8 @@ TEST_F(CheckpointTest, PlansWithoutTouchingTheIr) {
   Value off = function.getBody().front().front().getResult(0);
   SmallVector<Value> expectedSaved = {
       function.getArgument(0), function.getArgument(1),
-      function.getArgument(2), off, s->getResult(0), o->getResult(0)};
+      function.getArgument(2), off,
+      s->getResult(0),         o->getResult(0)};
   EXPECT_EQ(plan.getSavedValues(), ArrayRef<Value>(expectedSaved));
 
   ASSERT_EQ(plan.getUnclonableOps().size(), 1u);
@@ -256,7 +256,8 @@ TEST_F(CheckpointTest, ReportsStatefulRandomOps) {
   func::FuncOp function = getFunction(*module);
   CheckpointPlan plan = CheckpointPlan::compute(function);
   ASSERT_EQ(plan.getStatefulRandomOps().size(), 1u);
-  EXPECT_EQ(plan.getStatefulRandomOps()[0], &function.getBody().front().front());
+  EXPECT_EQ(plan.getStatefulRandomOps()[0],
+            &function.getBody().front().front());
   ASSERT_EQ(plan.getUnclonableOps().size(), 1u);
   EXPECT_EQ(plan.getUnclonableOps()[0].reason,
             "it has a read effect on 'remat::RngState'");
@@ -356,8 +357,8 @@ std::string generateStep(unsigned seed) {
     std::string attrDict = attr.empty() ? "" : " {" + attr + "}";
     size_t kind = pick(100);
     if (kind < 30) {
-      body << name << " = " << unary[pick(3)] << " " << anyForward()
-           << attrDict << " : tensor<4xf32>\n";
+      body << name << " = " << unary[pick(3)] << " " << anyForward() << attrDict
+           << " : tensor<4xf32>\n";
     } else if (kind < 75) {
       body << name << " = " << binary[pick(3)] << " " << anyForward() << ", "
            << anyForward() << attrDict << " : tensor<4xf32>\n";
@@ -366,20 +367,20 @@ std::string generateStep(unsigned seed) {
            << ": tensor<4xf32>\n";
     } else if (kind < 88) {
       std::string offsetAttr = chance(0.5) ? attrDict : "";
-      body << name << "_off = arith.constant" << offsetAttr << " "
-           << 4 * i << " : i64\n";
+      body << name << "_off = arith.constant" << offsetAttr << " " << 4 * i
+           << " : i64\n";
       body << name << " = remat.philox_uniform %seed, " << name << "_off"
            << attrDict << " : tensor<4xf32>\n";
     } else if (kind < 93) {
-      body << name << " = \"test.opaque\"(" << anyForward() << ")"
-           << attrDict << " : (tensor<4xf32>) -> tensor<4xf32>\n";
+      body << name << " = \"test.opaque\"(" << anyForward() << ")" << attrDict
+           << " : (tensor<4xf32>) -> tensor<4xf32>\n";
     } else {
       // A region that captures forward values.
       body << name << " = scf.execute_region -> tensor<4xf32> {\n"
            << "  " << name << "_in = arith.mulf " << anyForward() << ", "
            << anyForward() << " : tensor<4xf32>\n"
-           << "  scf.yield " << name << "_in : tensor<4xf32>\n}"
-           << attrDict << "\n";
+           << "  scf.yield " << name << "_in : tensor<4xf32>\n}" << attrDict
+           << "\n";
     }
     forward.push_back(name);
     results.push_back(name);
@@ -537,7 +538,8 @@ void checkRandomSteps(CheckpointTest &test, MLIRContext &context,
   for (unsigned seed = 0; seed < numSeeds; ++seed) {
     std::string source = generateStep(seed);
     SCOPED_TRACE("seed " + std::to_string(seed) + "\n" + source);
-    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(source, &context);
     ASSERT_TRUE(module);
     func::FuncOp function = *module->getOps<func::FuncOp>().begin();
 
@@ -549,9 +551,8 @@ void checkRandomSteps(CheckpointTest &test, MLIRContext &context,
     EXPECT_EQ(planned, referenceSaved(function, earlyStop));
     checkPlanInvariants(function, plan);
     numWithClones += !plan.empty();
-    numNested += llvm::any_of(plan.getClones(), [](const auto &clone) {
-      return clone.level > 0;
-    });
+    numNested += llvm::any_of(
+        plan.getClones(), [](const auto &clone) { return clone.level > 0; });
 
     std::string errors;
     ASSERT_TRUE(test.runCheckpoint(*module, earlyStop, &errors)) << errors;

@@ -94,8 +94,8 @@ TEST(ChainPlannerTest, DynamicProgramEqualsBruteForce) {
       stage.outBytes = 4 * pick(1, 8);
       stage.outRead = pick(0, 3) != 0;
       stage.keptBytes = pick(0, 4) == 0 ? 4 * pick(1, 4) : 0;
-      stage.transientBytes =
-          stage.outBytes + stage.keptBytes + (pick(0, 3) == 0 ? 4 * pick(1, 4) : 0);
+      stage.transientBytes = stage.outBytes + stage.keptBytes +
+                             (pick(0, 3) == 0 ? 4 * pick(1, 4) : 0);
       stage.backwardBytes = pick(0, 2) == 0 ? 0 : 4 * pick(1, 8);
       stage.afterBytes = pick(0, 2) == 0 ? 0 : 4 * pick(1, 8);
       stage.inPlace = pick(0, 1) == 0;
@@ -111,7 +111,8 @@ TEST(ChainPlannerTest, DynamicProgramEqualsBruteForce) {
     forEachNestedPlan(n, /*maxDepth=*/n, [&](ArrayRef<Path> paths) {
       std::optional<ChainPlan> plan = evaluateChainPlan(chain, paths);
       ASSERT_TRUE(plan);
-      bool nested = llvm::any_of(paths, [](const Path &p) { return p.size() > 1; });
+      bool nested =
+          llvm::any_of(paths, [](const Path &p) { return p.size() > 1; });
       auto [it, inserted] =
           best.try_emplace(plan->peakBytes, plan->recomputeFlops, nested);
       if (!inserted && (plan->recomputeFlops < it->second.first ||

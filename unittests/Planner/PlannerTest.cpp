@@ -13,9 +13,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "remat/Transforms/Planner.h"
 #include "remat/Analysis/CostModel.h"
 #include "remat/Analysis/Liveness.h"
-#include "remat/Transforms/Planner.h"
 #include "remat/Dialect/Remat/IR/RematOps.h"
 #include "remat/Transforms/Passes.h"
 
@@ -71,9 +71,8 @@ std::string randomStep(std::mt19937 &rng, int n, bool chain,
     int kind = pick(6);
     if (kind == 4 && w > 4) {
       int slice = w / 2;
-      os << "  " << name << " = tensor.extract_slice " << x << "[0] ["
-         << slice << "] [1] : " << type(w, half) << " to "
-         << type(slice, half) << "\n";
+      os << "  " << name << " = tensor.extract_slice " << x << "[0] [" << slice
+         << "] [1] : " << type(w, half) << " to " << type(slice, half) << "\n";
       values.push_back({name, slice, half});
     } else if (kind == 5 && w < 32) {
       os << "  " << name << " = tensor.concat dim(0) " << x << ", " << x
@@ -139,8 +138,8 @@ std::string randomStep(std::mt19937 &rng, int n, bool chain,
       }
     }
     std::string next = "%a" + std::to_string(*it);
-    os << "    " << next << " = arith.addf " << acc << ", " << reduced
-       << " : " << type(16) << "\n";
+    os << "    " << next << " = arith.addf " << acc << ", " << reduced << " : "
+       << type(16) << "\n";
     acc = next;
   }
   os << "    remat.yield " << acc << " : tensor<16xf32>\n";
@@ -274,7 +273,8 @@ TEST_F(PlannerTest, BudgetEqualsBruteForceAndIsMonotone) {
     bool chain = trial % 2 == 0;
     int n = 1 + trial / 2 % 12;
     std::string source = randomStep(rng, n, chain);
-    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(source, &context);
     ASSERT_TRUE(module) << source;
     auto function = *module->getOps<func::FuncOp>().begin();
     FailureOr<MarkingProblem> problem = MarkingProblem::build(function);
@@ -316,8 +316,9 @@ TEST_F(PlannerTest, BudgetEqualsBruteForceAndIsMonotone) {
     EXPECT_FALSE(exact.solve(exact.getMinPeak() - 1)) << source;
 
     // The ILP alone: the heuristic pool and the chain planner hold
-    // multi-segment markings, which the brute force (one segment) does not. Where it closes its gap within
-    // its limits it must be optimal; its bound is always proven.
+    // multi-segment markings, which the brute force (one segment) does not.
+    // Where it closes its gap within its limits it must be optimal; its bound
+    // is always proven.
     BudgetOptions ilpOptions;
     ilpOptions.exactLimit = 0;
     ilpOptions.heuristicPool = false;
@@ -390,8 +391,8 @@ TEST_F(PlannerTest, BudgetEqualsBruteForceAndIsMonotone) {
         // At or below the one-segment optimum (the chain planner's plans).
         heuristicOptimal += guess->cost.recomputeFlops <= optimum;
         if (optimum > 0)
-          worstGap = std::max(worstGap, double(guess->cost.recomputeFlops) /
-                                            optimum - 1);
+          worstGap = std::max(worstGap,
+                              double(guess->cost.recomputeFlops) / optimum - 1);
       }
       ++budgets;
     }
@@ -428,7 +429,8 @@ TEST_F(PlannerTest, NestedEqualsBruteForceOnSmallGraphs) {
     int n = 1 + trial / 3 % 6;
     std::string source =
         randomStep(rng, n, /*chain=*/shape < 2, /*strict=*/shape == 0);
-    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(source, &context);
     ASSERT_TRUE(module) << source;
     auto function = *module->getOps<func::FuncOp>().begin();
     FailureOr<MarkingProblem> problem = MarkingProblem::build(function);
@@ -497,7 +499,8 @@ TEST_F(PlannerTest, ChainProgramIsExactOnChains) {
   for (int trial = 0; trial < 90; ++trial) {
     int n = 1 + trial % 6;
     std::string source = randomStep(rng, n, /*chain=*/true, /*strict=*/true);
-    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(source, &context);
     ASSERT_TRUE(module) << source;
     auto function = *module->getOps<func::FuncOp>().begin();
     FailureOr<MarkingProblem> problem = MarkingProblem::build(function);
@@ -513,8 +516,8 @@ TEST_F(PlannerTest, ChainProgramIsExactOnChains) {
       // The model's account of the same plan; the first disagreement in
       // full, the count says how many.
       std::string mismatch = modelMismatch(stages, paths, cost);
-      EXPECT_TRUE(mismatch.empty() || modelAgrees < plans) << source
-                                                           << mismatch;
+      EXPECT_TRUE(mismatch.empty() || modelAgrees < plans)
+          << source << mismatch;
       modelAgrees += mismatch.empty();
       ++plans;
     });
@@ -571,7 +574,8 @@ TEST_F(PlannerTest, ChainModelIsTheMeasurementOnLongChains) {
   for (int trial = 0; trial < 36; ++trial) {
     int n = 7 + trial % 6;
     std::string source = randomStep(rng, n, /*chain=*/true, /*strict=*/true);
-    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(source, &context);
     ASSERT_TRUE(module) << source;
     auto function = *module->getOps<func::FuncOp>().begin();
     FailureOr<MarkingProblem> problem = MarkingProblem::build(function);
@@ -650,7 +654,8 @@ TEST_F(PlannerTest, PoolLimitHoldsAndBoundsTheWork) {
   int graphs = 0;
   for (int trial = 0; trial < 12; ++trial) {
     std::string source = randomStep(rng, 20 + trial * 3, /*chain=*/false);
-    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(source, &context);
     ASSERT_TRUE(module) << source;
     auto function = *module->getOps<func::FuncOp>().begin();
     FailureOr<MarkingProblem> problem = MarkingProblem::build(function);

@@ -33,8 +33,8 @@ struct Tensor {
   std::vector<float> data;
   StridedMemRefType<float, 5> view;
 
-  Tensor(std::array<int64_t, 5> sizes, std::array<int, 5> order = {0, 1, 2, 3,
-                                                                    4}) {
+  Tensor(std::array<int64_t, 5> sizes,
+         std::array<int, 5> order = {0, 1, 2, 3, 4}) {
     int64_t size = 1;
     for (int64_t s : sizes)
       size *= s;
@@ -51,9 +51,9 @@ struct Tensor {
   }
 
   float &at(int64_t a, int64_t b, int64_t c, int64_t d, int64_t e) {
-    return view.data[view.offset + a * view.strides[0] + b * view.strides[1] +
-                     c * view.strides[2] + d * view.strides[3] +
-                     e * view.strides[4]];
+    return view
+        .data[view.offset + a * view.strides[0] + b * view.strides[1] +
+              c * view.strides[2] + d * view.strides[3] + e * view.strides[4]];
   }
 
   /// Random floats in [-1, 1), or integers in [-3, 3] when `integers`.
@@ -145,8 +145,8 @@ void checkKernels(const Shape &s, bool integers,
             for (int64_t e = 0; e < sizes[4]; ++e, ++index) {
               float value = actual.at(a, b, c, d, e);
               if (integers)
-                ASSERT_EQ(value, float(expected[index])) << kernel << " at "
-                                                         << index;
+                ASSERT_EQ(value, float(expected[index]))
+                    << kernel << " at " << index;
               else
                 ASSERT_NEAR(value, expected[index], 1e-5 * scale)
                     << kernel << " at " << index;
@@ -155,18 +155,16 @@ void checkKernels(const Shape &s, bool integers,
 
   std::vector<double> forward = referenceForward(o, s);
   std::vector<double> filterGrad = referenceFilterGrad(o, s);
-  _mlir_ciface_remat_conv2d_f32(&o.image.view, &o.filter.view,
-                                &o.response.view, s.strideH, s.strideW,
-                                s.dilationH, s.dilationW);
+  _mlir_ciface_remat_conv2d_f32(&o.image.view, &o.filter.view, &o.response.view,
+                                s.strideH, s.strideW, s.dilationH, s.dilationW);
   compare(forward, o.response, {s.n, s.g, s.f, s.oh(), s.ow()},
           "remat_conv2d_f32");
   // The filter gradient reads the response the forward kernel wrote; the
   // reference reads the same.
   filterGrad = referenceFilterGrad(o, s);
-  _mlir_ciface_remat_conv2d_filter_grad_f32(&o.image.view, &o.filter.view,
-                                            &o.response.view, s.strideH,
-                                            s.strideW, s.dilationH,
-                                            s.dilationW);
+  _mlir_ciface_remat_conv2d_filter_grad_f32(
+      &o.image.view, &o.filter.view, &o.response.view, s.strideH, s.strideW,
+      s.dilationH, s.dilationW);
   compare(filterGrad, o.filter, {s.g, s.f, s.c, s.kh, s.kw},
           "remat_conv2d_filter_grad_f32");
 }
@@ -218,8 +216,8 @@ TEST(ConvTest, IntegerSumsAreExact) {
 TEST(ConvTest, EmptyExtentsDoNothing) {
   Shape s{0, 1, 4, 3, 5, 5, 3, 3, 1, 1, 1, 1};
   Operands o = makeOperands(s, {0, 1, 2, 3, 4}, {0, 1, 2, 3, 4});
-  _mlir_ciface_remat_conv2d_f32(&o.image.view, &o.filter.view,
-                                &o.response.view, 1, 1, 1, 1);
+  _mlir_ciface_remat_conv2d_f32(&o.image.view, &o.filter.view, &o.response.view,
+                                1, 1, 1, 1);
   _mlir_ciface_remat_conv2d_filter_grad_f32(&o.image.view, &o.filter.view,
                                             &o.response.view, 1, 1, 1, 1);
   for (float value : o.filter.data)

@@ -70,7 +70,8 @@ TEST(PhiloxTest, OffsetShiftsTheStream) {
 
 TEST(PhiloxTest, FloatsAreTheTop24BitsInUnitInterval) {
   EXPECT_EQ(remat_philox_word_to_f32(0), 0.0f);
-  EXPECT_EQ(remat_philox_word_to_f32(0xffffffffu), 1.0f - std::ldexp(1.0f, -24));
+  EXPECT_EQ(remat_philox_word_to_f32(0xffffffffu),
+            1.0f - std::ldexp(1.0f, -24));
   EXPECT_EQ(remat_philox_word_to_f32(0x00000100u), std::ldexp(1.0f, -24));
   EXPECT_EQ(remat_philox_word_to_f32(0x800000ffu), 0.5f);
   double sum = 0;

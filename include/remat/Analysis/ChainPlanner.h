@@ -93,9 +93,8 @@ struct ChainPlan {
 /// Returns none for a path structure the model does not describe (a nested
 /// segment that does not end below its parent's last read stage, a segment
 /// that is not contiguous). O(n * depth).
-std::optional<ChainPlan>
-evaluateChainPlan(llvm::ArrayRef<ChainStage> chain,
-                  llvm::ArrayRef<SegmentPath> paths);
+std::optional<ChainPlan> evaluateChainPlan(llvm::ArrayRef<ChainStage> chain,
+                                           llvm::ArrayRef<SegmentPath> paths);
 
 /// Calls `visit` with every well-nested plan of `n` stages, down to
 /// `maxDepth` levels of segments: at each level an interval of stages is cut
@@ -138,11 +137,10 @@ private:
   int64_t topEntry(Input input, unsigned s, unsigned m) const;
   int64_t inputBytes(Input input, unsigned s) const;
   void solve();
-  int64_t bestLevel(Input input, unsigned s, unsigned t, unsigned m,
-                    bool top, Choice *choice) const;
+  int64_t bestLevel(Input input, unsigned s, unsigned t, unsigned m, bool top,
+                    Choice *choice) const;
   void extract(Input input, unsigned s, unsigned t, unsigned m, bool top,
-               SegmentPath prefix, int64_t &nextId,
-               ChainPlan &plan) const;
+               SegmentPath prefix, int64_t &nextId, ChainPlan &plan) const;
 
   std::vector<ChainStage> stages;
   /// Sizes in units: output, kept, transient.

@@ -51,8 +51,8 @@ struct PlannedValue {
   }
 
   bool operator==(const PlannedValue &other) const {
-    return kind == other.kind && value == other.value &&
-           index == other.index && number == other.number;
+    return kind == other.kind && value == other.value && index == other.index &&
+           number == other.number;
   }
 
   Kind kind;
@@ -169,7 +169,8 @@ public:
 
   /// The values a copy of the recomputed op `original` must remap: its
   /// operands, then the values its regions use from outside it.
-  llvm::ArrayRef<mlir::Value> getExternalValues(mlir::Operation *original) const;
+  llvm::ArrayRef<mlir::Value>
+  getExternalValues(mlir::Operation *original) const;
 
   /// Returns true if the transform changes nothing.
   bool empty() const { return clones.empty(); }

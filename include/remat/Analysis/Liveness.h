@@ -41,16 +41,16 @@ struct SavedValue {
 ///     init's storage, and an elementwise op into that of an operand of its
 ///     type that dies at the op (as lowering's elementwise fusion does);
 ///   - an elementwise result whose only user is elementwise is fused into
-///     that user and never stored; barriers, reshapes, casts and the backward region's
-///     results share their source's storage.
+///     that user and never stored; barriers, reshapes, casts and the backward
+///     region's results share their source's storage.
 struct MemoryProfile {
   llvm::SmallVector<mlir::Operation *> schedule;
-  llvm::SmallVector<SavedValue> saved;   ///< arguments first, then by def
-  int64_t savedActivationBytes = 0;      ///< saved values defined by ops
-  int64_t savedArgumentBytes = 0;        ///< saved function arguments
+  llvm::SmallVector<SavedValue> saved; ///< arguments first, then by def
+  int64_t savedActivationBytes = 0;    ///< saved values defined by ops
+  int64_t savedArgumentBytes = 0;      ///< saved function arguments
   int64_t peakBytes = 0;
-  mlir::Operation *peakOp = nullptr;     ///< where the peak is reached
-  llvm::SmallVector<int64_t> liveBytes;  ///< per schedule position
+  mlir::Operation *peakOp = nullptr;    ///< where the peak is reached
+  llvm::SmallVector<int64_t> liveBytes; ///< per schedule position
 };
 
 /// Returns true if `result` gets storage of its own in the memory profile

@@ -65,8 +65,9 @@ int64_t getSchedulePeak(const ScheduleProblem &problem,
 
 /// An order of least peak without in-place reuse (problem.reuses ignored:
 /// whether a reuse happens depends on the order within a set), by dynamic
-/// programming over the sets of items an order can have run first (at most `maxStates` of them, each a 64-bit
-/// set); nullopt when there are more than 64 items or more states.
+/// programming over the sets of items an order can have run first (at most
+/// `maxStates` of them, each a 64-bit set); nullopt when there are more than 64
+/// items or more states.
 std::optional<llvm::SmallVector<unsigned>>
 scheduleExactly(const ScheduleProblem &problem, size_t maxStates = 1 << 18);
 
@@ -82,7 +83,6 @@ enum class GreedyKey {
 /// the given order. O((n + e) log n) for e dependences and touches.
 llvm::SmallVector<unsigned> scheduleGreedily(const ScheduleProblem &problem,
                                              GreedyKey key);
-
 
 /// Lowers the peak by moving single items within their dependences: an item
 /// at a peak position moves before the first item or after the last one it
@@ -105,8 +105,9 @@ struct ScheduleOptions {
 /// The order of least peak among: the given order, the exact one (up to
 /// options.maxExactItems items), both greedy ones, each improved by
 /// improveSchedule; ties keep the earlier candidate, the given order first.
-llvm::SmallVector<unsigned> scheduleForPeak(const ScheduleProblem &problem,
-                                            const ScheduleOptions &options = {});
+llvm::SmallVector<unsigned>
+scheduleForPeak(const ScheduleProblem &problem,
+                const ScheduleOptions &options = {});
 
 } // namespace remat
 

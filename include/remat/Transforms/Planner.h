@@ -80,8 +80,8 @@ public:
   /// per op, or, beyond `maxStages` ops, per run of consecutive ops (about
   /// equal counts). Stage k holds the decision ops [firstOp[k],
   /// firstOp[k + 1]); the last entry of `firstOp` is size().
-  std::vector<ChainStage> getChain(unsigned maxStages,
-                                   llvm::SmallVectorImpl<size_t> &firstOp) const;
+  std::vector<ChainStage>
+  getChain(unsigned maxStages, llvm::SmallVectorImpl<size_t> &firstOp) const;
 
   /// Measures `marking` exactly: copies the function, writes the marks,
   /// applies CheckpointPlan and computes the MemoryProfile and the FLOPs of
@@ -110,8 +110,8 @@ private:
   /// others), the bytes those of its results the backward region reads and
   /// of the others, counting only results with storage of their own.
   void walkRelaxation(
-      llvm::function_ref<void(std::optional<unsigned>, int64_t, int64_t)>
-          visit) const;
+      llvm::function_ref<void(std::optional<unsigned>, int64_t, int64_t)> visit)
+      const;
   void writeMarks(mlir::Block &body, llvm::ArrayRef<SegmentPath> marking,
                   llvm::ArrayRef<bool> saveInSegment) const;
 

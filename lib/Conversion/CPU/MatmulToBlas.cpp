@@ -28,8 +28,7 @@ namespace {
 MemRefType getDynamicMemRefType(MLIRContext *context, int64_t rank) {
   SmallVector<int64_t> shape(rank, ShapedType::kDynamic);
   SmallVector<int64_t> strides(rank, ShapedType::kDynamic);
-  auto layout =
-      StridedLayoutAttr::get(context, ShapedType::kDynamic, strides);
+  auto layout = StridedLayoutAttr::get(context, ShapedType::kDynamic, strides);
   return MemRefType::get(shape, Float32Type::get(context), layout);
 }
 
@@ -51,8 +50,8 @@ FailureOr<SmallVector<bool, 2>> getTransposedInputs(linalg::LinalgOp op) {
     std::swap(swapped[swapped.size() - 2], swapped.back());
     if (maps[index] == map)
       transposed.push_back(false);
-    else if (maps[index] == AffineMap::get(map.getNumDims(), 0, swapped,
-                                           op.getContext()))
+    else if (maps[index] ==
+             AffineMap::get(map.getNumDims(), 0, swapped, op.getContext()))
       transposed.push_back(true);
     else
       return failure();
@@ -95,9 +94,9 @@ func::FuncOp getOrDeclareRuntimeFunction(ModuleOp module, StringRef name,
   MLIRContext *context = module.getContext();
   MemRefType type = getDynamicMemRefType(context, rank);
   OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
-  auto function = func::FuncOp::create(
-      builder, module.getLoc(), name,
-      FunctionType::get(context, {type, type, type}, {}));
+  auto function =
+      func::FuncOp::create(builder, module.getLoc(), name,
+                           FunctionType::get(context, {type, type, type}, {}));
   function.setPrivate();
   function->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                     UnitAttr::get(context));
@@ -121,9 +120,11 @@ struct RematMatmulToBlasPass
     for (linalg::LinalgOp op : matmuls) {
       bool batched = isa<linalg::BatchMatmulOp>(op.getOperation());
       int64_t rank = batched ? 3 : 2;
-      std::string name = batched ? "remat_batch_matmul_f32" : "remat_matmul_f32";
+      std::string name =
+          batched ? "remat_batch_matmul_f32" : "remat_matmul_f32";
       if (cuda)
-        name = batched ? "remat_cuda_batch_matmul_f32" : "remat_cuda_matmul_f32";
+        name =
+            batched ? "remat_cuda_batch_matmul_f32" : "remat_cuda_matmul_f32";
       func::FuncOp callee = getOrDeclareRuntimeFunction(module, name, rank);
       rewriter.setInsertionPoint(op);
       MemRefType type = getDynamicMemRefType(&getContext(), rank);
@@ -138,8 +139,8 @@ struct RematMatmulToBlasPass
           std::swap(permutation[rank - 2], permutation[rank - 1]);
           value = memref::TransposeOp::create(
               rewriter, op.getLoc(), value,
-              AffineMapAttr::get(AffineMap::getPermutationMap(
-                  permutation, &getContext())));
+              AffineMapAttr::get(
+                  AffineMap::getPermutationMap(permutation, &getContext())));
         }
         operands.push_back(
             memref::CastOp::create(rewriter, op.getLoc(), type, value));

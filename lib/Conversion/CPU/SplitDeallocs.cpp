@@ -67,8 +67,8 @@ LogicalResult splitDealloc(bufferization::DeallocOp dealloc,
       memref::DeallocOp::create(rewriter, dealloc.getLoc(), memref);
   SmallVector<Value> results;
   for (bool kept : retainedResult)
-    results.push_back(arith::ConstantOp::create(
-        rewriter, dealloc.getLoc(), rewriter.getBoolAttr(kept)));
+    results.push_back(arith::ConstantOp::create(rewriter, dealloc.getLoc(),
+                                                rewriter.getBoolAttr(kept)));
   rewriter.replaceOp(dealloc, results);
   return success();
 }

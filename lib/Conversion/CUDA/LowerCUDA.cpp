@@ -106,8 +106,8 @@ void remat::buildRematLowerCUDAPipeline(OpPassManager &pm,
 
   // Kernels to a cubin with the toolkit's ptxas.
   GpuModuleToBinaryPassOptions binary;
-  binary.toolkitPath =
-      options.toolkit.empty() ? getDefaultToolkitPath() : options.toolkit.getValue();
+  binary.toolkitPath = options.toolkit.empty() ? getDefaultToolkitPath()
+                                               : options.toolkit.getValue();
   binary.compilationTarget = "bin";
   pm.addPass(createGpuModuleToBinaryPass(binary));
   pm.addPass(createCanonicalizerPass());

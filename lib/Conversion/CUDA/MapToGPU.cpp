@@ -52,7 +52,8 @@ void createGrid(RewriterBase &rewriter, Location loc, Value numBlocks,
               body(b, loc, arith::AddIOp::create(b, loc, base, threadIds[0]));
             });
       });
-  (void)gpu::setMappingAttr(outer, {getMapping(rewriter, gpu::Processor::BlockX)});
+  (void)gpu::setMappingAttr(outer,
+                            {getMapping(rewriter, gpu::Processor::BlockX)});
   (void)gpu::setMappingAttr(inner,
                             {getMapping(rewriter, gpu::Processor::ThreadX)});
 }
@@ -67,8 +68,8 @@ LogicalResult mapParallelLoop(RewriterBase &rewriter, scf::ParallelOp loop,
   rewriter.setInsertionPoint(loop);
   SmallVector<Value> tripCounts;
   Value total = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  for (auto [lb, ub, step] : llvm::zip(loop.getLowerBound(),
-                                       loop.getUpperBound(), loop.getStep())) {
+  for (auto [lb, ub, step] :
+       llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
     Value span = arith::SubIOp::create(rewriter, loc, ub, lb);
     Value trip = arith::CeilDivUIOp::create(rewriter, loc, span, step);
     tripCounts.push_back(trip);
@@ -98,8 +99,8 @@ LogicalResult mapParallelLoop(RewriterBase &rewriter, scf::ParallelOp loop,
                  ivs[d] = arith::AddIOp::create(b, loc, loop.getLowerBound()[d],
                                                 scaled);
                }
-               rewriter.inlineBlockBefore(body, ifOp.thenBlock()->getTerminator(),
-                                          ivs);
+               rewriter.inlineBlockBefore(
+                   body, ifOp.thenBlock()->getTerminator(), ivs);
              });
   rewriter.eraseOp(loop);
   return success();

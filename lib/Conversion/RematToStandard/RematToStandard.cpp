@@ -80,8 +80,8 @@ Value buildPhiloxElement(OpBuilder &b, Location loc, Value seed, Value index,
   Value lane = lo32(arith::AndIOp::create(b, loc, index, c64(3)));
   Value word = ctr[3];
   for (int i = 2; i >= 0; --i) {
-    Value isLane = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                         lane, c32(i));
+    Value isLane =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, c32(i));
     word = arith::SelectOp::create(b, loc, isLane, ctr[i], word);
   }
 
@@ -89,8 +89,8 @@ Value buildPhiloxElement(OpBuilder &b, Location loc, Value seed, Value index,
   // even from it, wider ones extend it exactly.
   Value top24 = arith::ShRUIOp::create(b, loc, word, c32(8));
   Value asFloat = arith::UIToFPOp::create(b, loc, b.getF32Type(), top24);
-  Value scale = arith::ConstantOp::create(
-      b, loc, b.getF32FloatAttr(1.0f / 16777216.0f));
+  Value scale =
+      arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f / 16777216.0f));
   Value uniform = arith::MulFOp::create(b, loc, asFloat, scale);
   if (elementType.getWidth() < 32)
     uniform = arith::TruncFOp::create(b, loc, elementType, uniform);
@@ -108,8 +108,8 @@ LogicalResult lowerPhilox(PhiloxUniformOp op, RewriterBase &rewriter) {
   int64_t rank = type.getRank();
 
   rewriter.setInsertionPoint(op);
-  Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
-                                       elementType);
+  Value init =
+      tensor::EmptyOp::create(rewriter, loc, type.getShape(), elementType);
   SmallVector<AffineMap> maps = {rewriter.getMultiDimIdentityMap(rank)};
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);

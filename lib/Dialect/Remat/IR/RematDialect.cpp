@@ -50,8 +50,7 @@ static LogicalResult verifyMarkPlacement(Operation *op, StringRef name) {
   Operation *parent = op->getParentOp();
   if (parent && !isa<FunctionOpInterface>(parent))
     return op->emitOpError()
-           << "carries '" << name << "' but is nested in '"
-           << parent->getName()
+           << "carries '" << name << "' but is nested in '" << parent->getName()
            << "'; segments are formed from the ops directly in a function "
               "body: mark the enclosing op instead";
   return success();
@@ -96,8 +95,8 @@ static LogicalResult verifyPlanAttr(Operation *op, Attribute value) {
            << value;
   };
   if (!isa<FunctionOpInterface>(op))
-    return op->emitOpError() << "'" << RematDialect::kPlanAttrName
-                             << "' belongs on a function";
+    return op->emitOpError()
+           << "'" << RematDialect::kPlanAttrName << "' belongs on a function";
   auto plan = dyn_cast<DictionaryAttr>(value);
   if (!plan)
     return fail();
@@ -117,9 +116,9 @@ static LogicalResult verifyPlanAttr(Operation *op, Attribute value) {
     if (field == "budget" || field == "lower_bound") {
       if (!isSegmentId(entry.getValue()))
         return fail();
-    } else if (!llvm::is_contained({"policy", "predicted_peak",
-                                    "recompute_flops", "segments"},
-                                   field)) {
+    } else if (!llvm::is_contained(
+                   {"policy", "predicted_peak", "recompute_flops", "segments"},
+                   field)) {
       return fail();
     }
   }
@@ -161,8 +160,8 @@ LogicalResult RematDialect::verifyOperationAttribute(Operation *op,
 
   if (name == kIdAttrName || name == kCloneOfAttrName) {
     if (!isSegmentId(value))
-      return op->emitOpError() << "'" << name
-                               << "' must be a non-negative i64, got " << value;
+      return op->emitOpError()
+             << "'" << name << "' must be a non-negative i64, got " << value;
     bool inBackward = isInBackwardRegion(op);
     if (name == kIdAttrName && inBackward)
       return op->emitOpError() << "'" << name
@@ -192,13 +191,13 @@ LogicalResult RematDialect::verifyRegionArgAttribute(Operation *op,
                                                      NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
   if (name != kRngSeedAttrName)
-    return op->emitOpError() << "has unknown remat argument attribute '"
-                             << name << "' on argument #" << argIndex;
+    return op->emitOpError() << "has unknown remat argument attribute '" << name
+                             << "' on argument #" << argIndex;
 
   if (!isa<UnitAttr>(attr.getValue()))
-    return op->emitOpError() << "'" << kRngSeedAttrName << "' on argument #"
-                             << argIndex << " must be a unit attribute, got "
-                             << attr.getValue();
+    return op->emitOpError()
+           << "'" << kRngSeedAttrName << "' on argument #" << argIndex
+           << " must be a unit attribute, got " << attr.getValue();
 
   auto function = dyn_cast<FunctionOpInterface>(op);
   if (!function || regionIndex != 0)

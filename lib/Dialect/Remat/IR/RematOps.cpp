@@ -276,11 +276,11 @@ LogicalResult BackwardOp::verify() {
 LogicalResult BackwardOp::verifyRegions() {
   YieldOp yield = getYield();
   if (yield.getOperandTypes() != getResultTypes()) {
-    InFlightDiagnostic diag = yield.emitOpError()
-                              << "yields " << yield.getNumOperands()
-                              << " value(s) of types (" << yield.getOperandTypes()
-                              << ") but the enclosing 'remat.backward' returns ("
-                              << getResultTypes() << ")";
+    InFlightDiagnostic diag =
+        yield.emitOpError() << "yields " << yield.getNumOperands()
+                            << " value(s) of types (" << yield.getOperandTypes()
+                            << ") but the enclosing 'remat.backward' returns ("
+                            << getResultTypes() << ")";
     diag.attachNote(getLoc()) << "enclosing 'remat.backward' is here";
     return diag;
   }
@@ -310,9 +310,8 @@ LogicalResult BackwardOp::verifyRegions() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult BarrierOp::inferReturnTypes(
-    MLIRContext *context, std::optional<Location> location,
-    ValueRange operands, DictionaryAttr attributes,
-    OpaqueProperties properties, RegionRange regions,
+    MLIRContext *context, std::optional<Location> location, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
     SmallVectorImpl<Type> &inferredReturnTypes) {
   llvm::append_range(inferredReturnTypes, operands.getTypes());
   return success();

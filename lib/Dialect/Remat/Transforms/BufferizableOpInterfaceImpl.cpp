@@ -42,10 +42,9 @@ struct BarrierOpInterface
   getBufferType(Operation *op, Value value, const BufferizationOptions &options,
                 const BufferizationState &state,
                 SmallVector<Value> &invocationStack) const {
-    Value input =
-        cast<BarrierOp>(op).getInputs()[cast<OpResult>(value).getResultNumber()];
-    return bufferization::getBufferType(input, options, state,
-                                        invocationStack);
+    Value input = cast<BarrierOp>(op)
+                      .getInputs()[cast<OpResult>(value).getResultNumber()];
+    return bufferization::getBufferType(input, options, state, invocationStack);
   }
 
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
