@@ -36,6 +36,7 @@
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -49,7 +50,7 @@ void remat::registerLoweringDialects(DialectRegistry &registry) {
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
                   func::FuncDialect, linalg::LinalgDialect, LLVM::LLVMDialect,
                   math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
-                  tensor::TensorDialect>();
+                  tensor::TensorDialect, vector::VectorDialect>();
   remat::registerBufferizableOpInterfaceExternalModels(registry);
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   arith::registerBufferDeallocationOpInterfaceExternalModels(registry);
@@ -150,8 +151,22 @@ void remat::buildRematLowerCPUPipeline(OpPassManager &pm,
   // allocator (_mlir_memref_to_llvm_aligned_alloc / _free), which sees each
   // buffer's exact size rather than size plus alignment padding.
   pm.addNestedPass<func::FuncOp>(createRematStridedCopiesToLinalgPass());
+  if (options.vectorize) {
+    RematVectorizePassOptions vectorize;
+    vectorize.vectorBits = options.vectorBits;
+    pm.addNestedPass<func::FuncOp>(createRematVectorizePass(vectorize));
+  }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  if (options.vectorize)
+    pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass());
   addRematLoopsToCFPasses(pm);
+  // Vector reductions stay ordered (no reassociation): the vector code adds
+  // in the scalar loops' order.
+  if (options.vectorize) {
+    pm.addPass(createConvertVectorToLLVMPass());
+    // The vectorizer pads reads with ub.poison.
+    pm.addPass(createUBToLLVMConversionPass());
+  }
   // Math ops LLVM has intrinsics or expansions for (rsqrt, exp, ...) first;
   // only the rest (tanh, erf) become libm calls.
   pm.addPass(createConvertMathToLLVMPass());
