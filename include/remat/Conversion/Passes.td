@@ -319,6 +319,31 @@ def RematVectorizePass : Pass<"remat-vectorize", "mlir::func::FuncOp"> {
   ];
 }
 
+def RematWidenBoolVectorsPass
+    : Pass<"remat-widen-bool-vectors", "mlir::ModuleOp"> {
+  let summary = "Load and store vectors of i1 as one byte per element";
+  let description = [{
+    A `memref<...xi1>` holds one byte per element (its LLVM GEPs step over
+    `i1`, whose allocation size is a byte), but LLVM lays a `<N x i1>`
+    vector out as N bits, so the `llvm.load` / `llvm.store` of a vector of
+    i1 that `-convert-vector-to-llvm` emits for a `vector.load` of such a
+    buffer would read and write bits of the first bytes. This pass, run after
+    it, loads and stores such vectors as `<N x i8>` with a `llvm.trunc` /
+    `llvm.zext`, the bytes scalar i1 loads and stores use.
+
+    Before:
+    ```mlir
+    %m = llvm.load %p {alignment = 1 : i64} : !llvm.ptr -> vector<8xi1>
+    ```
+    After:
+    ```mlir
+    %b = llvm.load %p {alignment = 1 : i64} : !llvm.ptr -> vector<8xi8>
+    %m = llvm.trunc %b : vector<8xi8> to vector<8xi1>
+    ```
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def RematMapToGPUPass : Pass<"remat-map-to-gpu", "mlir::func::FuncOp"> {
   let summary = "Turn the loops of a bufferized step into GPU-mapped parallel loops";
   let description = [{

@@ -164,6 +164,7 @@ void remat::buildRematLowerCPUPipeline(OpPassManager &pm,
   // in the scalar loops' order.
   if (options.vectorize) {
     pm.addPass(createConvertVectorToLLVMPass());
+    pm.addPass(createRematWidenBoolVectorsPass());
     // The vectorizer pads reads with ub.poison.
     pm.addPass(createUBToLLVMConversionPass());
   }

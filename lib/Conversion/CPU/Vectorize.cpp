@@ -24,19 +24,23 @@
 
 namespace remat {
 #define GEN_PASS_DEF_REMATVECTORIZEPASS
+#define GEN_PASS_DEF_REMATWIDENBOOLVECTORSPASS
 #include "remat/Conversion/Passes.h.inc"
 } // namespace remat
 
 using namespace mlir;
 
-/// Bits of one element of `type` in memory, or 0 if a vector of it would not
-/// be laid out as consecutive elements (i1 packs bits in a vector).
+/// Bits of one element of `type` in memory (a byte for i1: vectors of i1
+/// are widened to bytes in memory by -remat-widen-bool-vectors), or 0 for
+/// types not vectorized.
 static unsigned getElementBits(Type type) {
   if (type.isIndex())
     return 64;
   if (!type.isIntOrFloat())
     return 0;
   unsigned bits = type.getIntOrFloatBitWidth();
+  if (bits == 1)
+    return 8;
   return bits % 8 == 0 ? bits : 0;
 }
 
@@ -262,6 +266,47 @@ struct RematVectorizePass
       if (op.getDialectNamespace() == "vector" ||
           op.getDialectNamespace() == "memref")
         op.getCanonicalizationPatterns(patterns, context);
+  }
+};
+
+struct RematWidenBoolVectorsPass
+    : remat::impl::RematWidenBoolVectorsPassBase<RematWidenBoolVectorsPass> {
+  using RematWidenBoolVectorsPassBase::RematWidenBoolVectorsPassBase;
+
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    getOperation().walk([&](Operation *op) {
+      if (auto load = dyn_cast<LLVM::LoadOp>(op)) {
+        VectorType type = getBoolVectorType(load.getType());
+        if (!type)
+          return;
+        // The load keeps its attributes (alignment, alias info) and reads
+        // bytes.
+        rewriter.setInsertionPointAfter(load);
+        load.getResult().setType(toBytes(type));
+        auto bits = LLVM::TruncOp::create(rewriter, load.getLoc(), type,
+                                          load.getResult());
+        rewriter.replaceAllUsesExcept(load.getResult(), bits, bits);
+      } else if (auto store = dyn_cast<LLVM::StoreOp>(op)) {
+        VectorType type = getBoolVectorType(store.getValue().getType());
+        if (!type)
+          return;
+        rewriter.setInsertionPoint(store);
+        Value bytes = LLVM::ZExtOp::create(rewriter, store.getLoc(),
+                                           toBytes(type), store.getValue());
+        rewriter.modifyOpInPlace(
+            store, [&] { store.getValueMutable().assign(bytes); });
+      }
+    });
+  }
+
+  static VectorType getBoolVectorType(Type type) {
+    auto vector = dyn_cast<VectorType>(type);
+    return vector && vector.getElementType().isInteger(1) ? vector
+                                                          : VectorType();
+  }
+  VectorType toBytes(VectorType type) {
+    return type.clone(IntegerType::get(&getContext(), 8));
   }
 };
 

@@ -118,11 +118,33 @@ func.func @widths(%d: memref<3x8xf64>, %x: memref<8xf32>, %i: memref<8xi64>) {
 
 // -----
 
+// Checks that an i1 mask is read as a vector of i1 (which
+// -remat-widen-bool-vectors later loads as bytes) and counts as a byte for
+// the lanes: 8 lanes from the f32 operands.
+// CHECK-LABEL: func.func @mask(
+// CHECK:         vector.load %{{.*}} : memref<16xi1>, vector<8xi1>
+// CHECK:         arith.select %{{.*}} : vector<8xi1>, vector<8xf32>
+func.func @mask(%m: memref<16xi1>, %x: memref<16xf32>, %y: memref<16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>,
+                                   affine_map<(d0) -> (d0)>,
+                                   affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%m, %x : memref<16xi1>, memref<16xf32>) outs(%y : memref<16xf32>) {
+  ^bb0(%keep: i1, %in: f32, %out: f32):
+    %r = arith.select %keep, %in, %zero : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
 // Checks that what vectors would not speed up or could not express stays a
 // linalg op for the scalar loops: a transpose (the innermost loop strides
-// through the input), bit-packed i1 buffers, an innermost dimension
-// narrower than a vector, a strided innermost dimension, dynamic shapes
-// and a convolution's window.
+// through the input), an innermost dimension narrower than a vector (16
+// i1 bytes are half of 256 bits), a strided innermost dimension, dynamic
+// shapes and a convolution's window.
 // CHECK-LABEL: func.func @left_alone(
 // CHECK-NOT:     vector.
 // CHECK:         linalg.transpose
