@@ -261,9 +261,11 @@ def RematVectorizePass : Pass<"remat-vectorize", "mlir::func::FuncOp"> {
     operand that it indexes into a loop nest whose body is vector code:
     every outer loop dimension steps by 1, the innermost by `vector-bits`
     divided by the widest element type's bits (8 f32 lanes for 256 bits),
-    each full tile becomes `vector.transfer_read`s, vector arithmetic and
-    `vector.transfer_write`s (upstream's `linalg::vectorize`), and the
-    remainder of the innermost dimension one narrower vector tile.
+    each full tile, a 1-D linalg.generic on views of the buffers without
+    their unit dimensions, becomes 1-D vector loads, arithmetic and stores
+    (upstream's `linalg::vectorize`, then its transfer and reduction
+    lowerings), and the remainder of the innermost dimension one narrower
+    vector tile.
 
     The tiles run in the order of the scalar loop nest, and a reduction
     along the innermost dimension stays an ordered `vector.reduction` with
@@ -273,9 +275,10 @@ def RematVectorizePass : Pass<"remat-vectorize", "mlir::func::FuncOp"> {
     without this pass, and a recomputed op and its original run the same
     code. No buffer is added: tiles are views, vectors are registers.
 
-    Ops with dynamic shapes, windows (convolutions, pooling), bit-packed
-    element types (`i1`), bodies upstream's vectorizer refuses, or an
-    innermost dimension narrower than a vector are left to
+    An `i1` element counts as a byte (`-remat-widen-bool-vectors` moves
+    vectors of i1 as bytes). Ops with dynamic shapes, windows (convolutions,
+    pooling), other element types, bodies upstream's vectorizer refuses, or
+    an innermost dimension narrower than a vector are left to
     `-convert-linalg-to-loops`.
 
     Before:

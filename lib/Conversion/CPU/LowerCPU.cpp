@@ -160,18 +160,19 @@ void remat::buildRematLowerCPUPipeline(OpPassManager &pm,
   if (options.vectorize)
     pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass());
   addRematLoopsToCFPasses(pm);
+  // Math ops LLVM has intrinsics or expansions for (rsqrt, exp, ...) first;
+  // only the rest become libm calls, on vectors one lane at a time
+  // (vector.extract and insert, so before vector-to-llvm).
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
   // Vector reductions stay ordered (no reassociation): the vector code adds
   // in the scalar loops' order.
   if (options.vectorize) {
     pm.addPass(createConvertVectorToLLVMPass());
-    pm.addPass(createRematWidenBoolVectorsPass());
     // The vectorizer pads reads with ub.poison.
     pm.addPass(createUBToLLVMConversionPass());
+    pm.addPass(createRematWidenBoolVectorsPass());
   }
-  // Math ops LLVM has intrinsics or expansions for (rsqrt, exp, ...) first;
-  // only the rest (tanh, erf) become libm calls.
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createConvertMathToLibmPass());
   addRematHostToLLVMPasses(pm);
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());

@@ -168,3 +168,27 @@ func.func @left_alone(%a: memref<16x16xf32>, %b: memref<16x16xf32>,
   linalg.conv_1d ins(%t, %w : memref<16xf32>, memref<3xf32>) outs(%o : memref<14xf32>)
   return
 }
+
+// -----
+
+// Checks that a sum of a whole buffer into a 0-D accumulator reads and
+// writes the accumulator as a scalar around each ordered tile reduction.
+// CHECK-LABEL: func.func @total(
+// CHECK-SAME:      %[[X:[^:]*]]: memref<20xf32>, %[[S:[^:]*]]: memref<f32>
+// CHECK:         scf.for %[[J:.*]] =
+// CHECK:           %[[V:.*]] = vector.load %[[X]][%[[J]]] : memref<20xf32>, vector<8xf32>
+// CHECK:           %[[ACC:.*]] = vector.load %[[S]][] : memref<f32>, vector<f32>
+// CHECK:           vector.reduction <add>, %[[V]], %{{.*}} : vector<8xf32> into f32
+// CHECK:         vector.load %[[X]][%{{.*}}] : memref<20xf32>, vector<4xf32>
+// CHECK:         vector.reduction <add>, {{.*}} : vector<4xf32> into f32
+func.func @total(%x: memref<20xf32>, %s: memref<f32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>,
+                                   affine_map<(d0) -> ()>],
+                  iterator_types = ["reduction"]}
+      ins(%x : memref<20xf32>) outs(%s : memref<f32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %r = arith.addf %in, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}

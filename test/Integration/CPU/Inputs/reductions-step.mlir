@@ -1,6 +1,7 @@
 // Row and column reductions of odd widths (37 = 4 tiles of 8 + 5, or 2 of
 // 16 + 5) and elementwise ops around them: a layer norm's mean and variance,
-// a softmax, and a bias gradient (sum over rows), as a step returns them.
+// a softmax, and a bias gradient (sum over rows), as a step returns them;
+// erf and tanh, which libm computes lane by lane.
 #row = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d0)>
 #bias = affine_map<(d0, d1) -> (d1)>
@@ -41,7 +42,8 @@ func.func @step(%x: tensor<6x37xf32>) -> (tensor<6x37xf32>, tensor<6x37xf32>, te
     %ve = arith.addf %var, %eps : f32
     %r = math.rsqrt %ve : f32
     %y = arith.mulf %in, %r : f32
-    linalg.yield %y : f32
+    %g = math.erf %y : f32
+    linalg.yield %g : f32
   } -> tensor<6x37xf32>
   %m6 = linalg.fill ins(%ninf : f32) outs(%e6 : tensor<6xf32>) -> tensor<6xf32>
   %max = linalg.generic {indexing_maps = [#row, #col], iterator_types = ["parallel", "reduction"]}
