@@ -33,6 +33,7 @@
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/CodeGen.h"
 #include "llvm/Support/CommandLine.h"
@@ -43,6 +44,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
 
 #include <algorithm>
 #include <chrono>
@@ -104,6 +107,11 @@ cl::opt<uint64_t> rngSeed(
     cl::cat(category));
 cl::opt<bool> noBlas("no-blas", cl::desc("Lower matmuls and convolutions to loops, not BLAS"),
                      cl::cat(category));
+cl::opt<bool> noVectorize(
+    "no-vectorize",
+    cl::desc("Lower elementwise and reduction ops to scalar loops, not "
+             "vector tiles (-remat-vectorize; outputs are bit-identical)"),
+    cl::cat(category));
 cl::opt<bool> noArena(
     "no-arena",
     cl::desc("Allocate each buffer on its own, not in the step's static arena"),
@@ -253,8 +261,22 @@ double elementAsDouble(const ValueSpec &spec, const uint8_t *bytes,
 // Compiling
 //===----------------------------------------------------------------------===//
 
+/// Bits of the host's vector registers, as -remat-vectorize's tiles use
+/// them.
+int64_t getHostVectorBits() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  if (features.lookup("avx512f"))
+    return 512;
+  if (features.lookup("avx"))
+    return 256;
+  return 128;
+}
+
 struct Program {
   std::string path;
+  /// The host's CPU and features, which LLVM's IR passes tune for (the
+  /// ExecutionEngine's own target machine only generates code).
+  std::unique_ptr<llvm::TargetMachine> hostMachine;
   std::unique_ptr<ExecutionEngine> engine;
   SmallVector<ValueSpec> args, results;
   /// Results come back through a pointer to a struct (multiple results or a
@@ -334,17 +356,32 @@ Program compile(MLIRContext &context, StringRef path) {
     options.useBlas = !noBlas;
     options.planArena = !noArena;
     options.schedule = !noSchedule;
+    options.vectorize = !noVectorize;
+    options.vectorBits = getHostVectorBits();
     buildRematLowerCPUPipeline(pm, options);
   }
   if (failed(pm.run(*module)))
     std::exit(kExitMismatch);
 
+  llvm::CodeGenOptLevel codeGenLevel =
+      *llvm::CodeGenOpt::getLevel(static_cast<int>(optLevel.getValue()));
+  // Without a target machine LLVM's vectorizers would see no vector
+  // registers.
+  auto machineBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!machineBuilder)
+    fail(kExitMismatch, "cannot target the host CPU: " +
+                            llvm::toString(machineBuilder.takeError()));
+  machineBuilder->setCodeGenOptLevel(codeGenLevel);
+  auto machine = machineBuilder->createTargetMachine();
+  if (!machine)
+    fail(kExitMismatch, "cannot target the host CPU: " +
+                            llvm::toString(machine.takeError()));
+  program.hostMachine = std::move(*machine);
   auto optimize = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
-                                            /*targetMachine=*/nullptr);
+                                            program.hostMachine.get());
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = optimize;
-  engineOptions.jitCodeGenOptLevel =
-      *llvm::CodeGenOpt::getLevel(static_cast<int>(optLevel.getValue()));
+  engineOptions.jitCodeGenOptLevel = codeGenLevel;
   auto engine = ExecutionEngine::create(*module, engineOptions);
   if (!engine)
     fail(kExitMismatch, "cannot JIT '" + path +

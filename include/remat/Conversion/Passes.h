@@ -15,6 +15,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassOptions.h"
@@ -47,12 +48,23 @@ struct RematLowerCPUOptions
       llvm::cl::desc("Reorder the bufferized step's ops for a lower peak "
                      "(-remat-schedule)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> vectorize{
+      *this, "vectorize",
+      llvm::cl::desc("Tile elementwise and reduction ops into vector code "
+                     "(-remat-vectorize; outputs bit-identical without)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<int64_t> vectorBits{
+      *this, "vector-bits",
+      llvm::cl::desc("Bits of the host's vector registers "
+                     "(remat-run passes its CPU's: 128, 256 or 512)"),
+      llvm::cl::init(256)};
 };
 
 /// Builds the CPU lowering of a (rematerialized) training step: remat ops to
 /// upstream ops, elementwise ops to fused linalg, one-shot bufferization
 /// across function boundaries, ownership-based deallocation, BLAS calls for
-/// matmuls, then the LLVM dialect with heap allocations routed through the
+/// matmuls, vector tiles of elementwise and reduction ops, then the LLVM
+/// dialect with heap allocations routed through the
 /// runtime's counting allocator (`_mlir_memref_to_llvm_alloc/free`).
 void buildRematLowerCPUPipeline(mlir::OpPassManager &pm,
                                 const RematLowerCPUOptions &options);

@@ -251,6 +251,102 @@ def RematStridedCopiesToLinalgPass
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def RematVectorizePass : Pass<"remat-vectorize", "mlir::func::FuncOp"> {
+  let summary = "Tile elementwise and reduction linalg ops on buffers and vectorize the tiles";
+  let description = [{
+    Rewrites each linalg op on static buffers that reads and writes its
+    operands without windows (elementwise ops, fills, copies, broadcasts and
+    reductions: every indexing map a projected permutation) and whose
+    innermost loop dimension is the innermost, unit-stride dimension of every
+    operand that it indexes into a loop nest whose body is vector code:
+    every outer loop dimension steps by 1, the innermost by `vector-bits`
+    divided by the widest element type's bits (8 f32 lanes for 256 bits),
+    each full tile, a 1-D linalg.generic on views of the buffers without
+    their unit dimensions, becomes 1-D vector loads, arithmetic and stores
+    (upstream's `linalg::vectorize`, then its transfer and reduction
+    lowerings), and the remainder of the innermost dimension one narrower
+    vector tile.
+
+    The tiles run in the order of the scalar loop nest, and a reduction
+    along the innermost dimension stays an ordered `vector.reduction` with
+    the accumulator (`llvm.vector.reduce.fadd` without reassociation), so
+    every sum adds the same numbers in the same order as
+    `-convert-linalg-to-loops`' loops: outputs are bit-identical with and
+    without this pass, and a recomputed op and its original run the same
+    code. No buffer is added: tiles are views, vectors are registers.
+
+    An `i1` element counts as a byte (`-remat-widen-bool-vectors` moves
+    vectors of i1 as bytes). Ops with dynamic shapes, windows (convolutions,
+    pooling), other element types, bodies upstream's vectorizer refuses, or
+    an innermost dimension narrower than a vector are left to
+    `-convert-linalg-to-loops`.
+
+    Before:
+    ```mlir
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                     affine_map<(d0, d1) -> (d0)>],
+                    iterator_types = ["parallel", "reduction"]}
+        ins(%x : memref<4x20xf32>) outs(%sum : memref<4xf32>) {
+    ^bb0(%in: f32, %acc: f32):
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+    ```
+    After (8 lanes):
+    ```mlir
+    scf.for %i = %c0 to %c4 step %c1 {
+      scf.for %j = %c0 to %c16 step %c8 {
+        %v = vector.load %x[%i, %j] : memref<4x20xf32>, vector<8xf32>
+        %acc = memref.load %sum[%i] : memref<4xf32>
+        %r = vector.reduction <add>, %v, %acc : vector<8xf32> into f32
+        memref.store %r, %sum[%i] : memref<4xf32>
+      }
+      // the remaining 4 columns as a vector<4xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",
+           "Bits of the host's vector registers (128 for SSE, 256 for AVX, "
+           "512 for AVX-512)">
+  ];
+  let statistics = [
+    Statistic<"numVectorized", "vectorized", "Linalg ops tiled and vectorized">
+  ];
+  let dependentDialects = [
+    "mlir::affine::AffineDialect",
+    "mlir::arith::ArithDialect",
+    "mlir::memref::MemRefDialect",
+    "mlir::scf::SCFDialect",
+    "mlir::vector::VectorDialect"
+  ];
+}
+
+def RematWidenBoolVectorsPass
+    : Pass<"remat-widen-bool-vectors", "mlir::ModuleOp"> {
+  let summary = "Load and store vectors of i1 as one byte per element";
+  let description = [{
+    A `memref<...xi1>` holds one byte per element (its LLVM GEPs step over
+    `i1`, whose allocation size is a byte), but LLVM lays a `<N x i1>`
+    vector out as N bits, so the `llvm.load` / `llvm.store` of a vector of
+    i1 that `-convert-vector-to-llvm` emits for a `vector.load` of such a
+    buffer would read and write bits of the first bytes. This pass, run after
+    it, loads and stores such vectors as `<N x i8>` with a `llvm.trunc` /
+    `llvm.zext`, the bytes scalar i1 loads and stores use.
+
+    Before:
+    ```mlir
+    %m = llvm.load %p {alignment = 1 : i64} : !llvm.ptr -> vector<8xi1>
+    ```
+    After:
+    ```mlir
+    %b = llvm.load %p {alignment = 1 : i64} : !llvm.ptr -> vector<8xi8>
+    %m = llvm.trunc %b : vector<8xi8> to vector<8xi1>
+    ```
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def RematMapToGPUPass : Pass<"remat-map-to-gpu", "mlir::func::FuncOp"> {
   let summary = "Turn the loops of a bufferized step into GPU-mapped parallel loops";
   let description = [{

@@ -36,6 +36,7 @@
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -49,7 +50,7 @@ void remat::registerLoweringDialects(DialectRegistry &registry) {
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
                   func::FuncDialect, linalg::LinalgDialect, LLVM::LLVMDialect,
                   math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
-                  tensor::TensorDialect>();
+                  tensor::TensorDialect, vector::VectorDialect>();
   remat::registerBufferizableOpInterfaceExternalModels(registry);
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   arith::registerBufferDeallocationOpInterfaceExternalModels(registry);
@@ -150,12 +151,28 @@ void remat::buildRematLowerCPUPipeline(OpPassManager &pm,
   // allocator (_mlir_memref_to_llvm_aligned_alloc / _free), which sees each
   // buffer's exact size rather than size plus alignment padding.
   pm.addNestedPass<func::FuncOp>(createRematStridedCopiesToLinalgPass());
+  if (options.vectorize) {
+    RematVectorizePassOptions vectorize;
+    vectorize.vectorBits = options.vectorBits;
+    pm.addNestedPass<func::FuncOp>(createRematVectorizePass(vectorize));
+  }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  if (options.vectorize)
+    pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass());
   addRematLoopsToCFPasses(pm);
   // Math ops LLVM has intrinsics or expansions for (rsqrt, exp, ...) first;
-  // only the rest (tanh, erf) become libm calls.
+  // only the rest become libm calls, on vectors one lane at a time
+  // (vector.extract and insert, so before vector-to-llvm).
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
+  // Vector reductions stay ordered (no reassociation): the vector code adds
+  // in the scalar loops' order.
+  if (options.vectorize) {
+    pm.addPass(createConvertVectorToLLVMPass());
+    // The vectorizer pads reads with ub.poison.
+    pm.addPass(createUBToLLVMConversionPass());
+    pm.addPass(createRematWidenBoolVectorsPass());
+  }
   addRematHostToLLVMPasses(pm);
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
