@@ -1,9 +1,10 @@
 //===- remat-run.cpp - Run training steps on the CPU ----------------------===//
 //
 // This file implements remat-run: it threads random ops (-remat-thread-rng),
-// lowers a training step with -remat-lower-cpu, JIT-compiles it with MLIR's ExecutionEngine, runs it on
-// .npy or generated inputs, and writes, compares and measures its outputs
-// (bit-exact comparison, the counting allocator's peak bytes, wall time).
+// lowers a training step with -remat-lower-cpu, JIT-compiles it with MLIR's
+// ExecutionEngine, runs it on .npy or generated inputs, and writes, compares
+// and measures its outputs (bit-exact comparison, the counting allocator's peak
+// bytes, wall time).
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,8 +66,9 @@ namespace {
 
 cl::OptionCategory category("remat-run options");
 
-cl::opt<std::string> inputFile(cl::Positional, cl::desc("<training step .mlir>"),
-                               cl::Required, cl::cat(category));
+cl::opt<std::string> inputFile(cl::Positional,
+                               cl::desc("<training step .mlir>"), cl::Required,
+                               cl::cat(category));
 cl::opt<std::string> entry("entry", cl::desc("Function to run"),
                            cl::init("step"), cl::cat(category));
 cl::list<std::string> inputs("inputs", cl::desc("Comma-separated .npy inputs"),
@@ -105,8 +107,10 @@ cl::opt<uint64_t> rngSeed(
     cl::desc("Seed of the step's generator, which 'remat.rng_seed' reads "
              "(default: the --random-inputs seed, else 0)"),
     cl::cat(category));
-cl::opt<bool> noBlas("no-blas", cl::desc("Lower matmuls and convolutions to loops, not BLAS"),
-                     cl::cat(category));
+cl::opt<bool>
+    noBlas("no-blas",
+           cl::desc("Lower matmuls and convolutions to loops, not BLAS"),
+           cl::cat(category));
 cl::opt<bool> noVectorize(
     "no-vectorize",
     cl::desc("Lower elementwise and reduction ops to scalar loops, not "
@@ -116,10 +120,10 @@ cl::opt<bool> noArena(
     "no-arena",
     cl::desc("Allocate each buffer on its own, not in the step's static arena"),
     cl::cat(category));
-cl::opt<bool> noSchedule(
-    "no-schedule",
-    cl::desc("Keep the step's op order (no -remat-schedule)"),
-    cl::cat(category));
+cl::opt<bool>
+    noSchedule("no-schedule",
+               cl::desc("Keep the step's op order (no -remat-schedule)"),
+               cl::cat(category));
 cl::opt<unsigned> optLevel(
     "opt-level",
     cl::desc("LLVM optimization level of the JIT-compiled host code, 0 to 3 "
@@ -374,8 +378,8 @@ Program compile(MLIRContext &context, StringRef path) {
   machineBuilder->setCodeGenOptLevel(codeGenLevel);
   auto machine = machineBuilder->createTargetMachine();
   if (!machine)
-    fail(kExitMismatch, "cannot target the host CPU: " +
-                            llvm::toString(machine.takeError()));
+    fail(kExitMismatch,
+         "cannot target the host CPU: " + llvm::toString(machine.takeError()));
   program.hostMachine = std::move(*machine);
   auto optimize = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
                                             program.hostMachine.get());
@@ -384,8 +388,8 @@ Program compile(MLIRContext &context, StringRef path) {
   engineOptions.jitCodeGenOptLevel = codeGenLevel;
   auto engine = ExecutionEngine::create(*module, engineOptions);
   if (!engine)
-    fail(kExitMismatch, "cannot JIT '" + path +
-                            "': " + llvm::toString(engine.takeError()));
+    fail(kExitMismatch,
+         "cannot JIT '" + path + "': " + llvm::toString(engine.takeError()));
   program.engine = std::move(*engine);
   program.engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
     llvm::orc::SymbolMap symbols;
@@ -470,23 +474,21 @@ std::vector<NpyArray> loadInputs(const Program &program) {
   for (auto [i, spec] : llvm::enumerate(program.args)) {
     llvm::Expected<NpyArray> array = readNpy(inputs[i]);
     if (!array)
-      fail(kExitUsage, "input #" + Twine(i) + ": " +
-                           llvm::toString(array.takeError()));
+      fail(kExitUsage,
+           "input #" + Twine(i) + ": " + llvm::toString(array.takeError()));
     if (array->dtype != spec.dtype)
       fail(kExitUsage, "input #" + Twine(i) + " ('" + inputs[i] +
                            "') has dtype '" + array->dtype + "' but @" + entry +
                            " expects " + describe(spec.type) + " ('" +
                            spec.dtype + "')");
     if (ArrayRef<int64_t>(array->shape) != ArrayRef<int64_t>(spec.shape))
-      fail(kExitUsage, "input #" + Twine(i) + " ('" + inputs[i] +
-                           "') has shape (" +
-                           llvm::join(llvm::map_range(array->shape,
-                                                      [](int64_t d) {
-                                                        return std::to_string(d);
-                                                      }),
-                                      ", ") +
-                           ") but @" + entry + " expects " +
-                           describe(spec.type));
+      fail(kExitUsage,
+           "input #" + Twine(i) + " ('" + inputs[i] + "') has shape (" +
+               llvm::join(
+                   llvm::map_range(array->shape,
+                                   [](int64_t d) { return std::to_string(d); }),
+                   ", ") +
+               ") but @" + entry + " expects " + describe(spec.type));
     arrays[i] = std::move(*array);
   }
   return arrays;
@@ -709,12 +711,13 @@ bool compareOutputs(const Program &a, const RunResult &ra, const Program &b,
     }
     double maxDiff = 0;
     for (int64_t j = 0, e = a.results[i].numElements(); j < e; ++j)
-      maxDiff = std::max(maxDiff,
-                         std::abs(elementAsDouble(a.results[i], x.data.data(), j) -
-                                  elementAsDouble(a.results[i], y.data.data(), j)));
+      maxDiff = std::max(
+          maxDiff, std::abs(elementAsDouble(a.results[i], x.data.data(), j) -
+                            elementAsDouble(a.results[i], y.data.data(), j)));
     bool same = x.data == y.data;
     identical &= same;
-    llvm::outs() << "out" << i << ": max_abs_diff=" << llvm::format("%g", maxDiff)
+    llvm::outs() << "out" << i
+                 << ": max_abs_diff=" << llvm::format("%g", maxDiff)
                  << (same ? " bit-identical\n" : " MISMATCH\n");
   }
   return identical;

@@ -66,9 +66,8 @@ void remat::registerLoweringDialects(DialectRegistry &registry) {
   registerLLVMDialectTranslation(registry);
 }
 
-void remat::buildRematBufferizePipeline(OpPassManager &pm,
-                                        bool fuseElementwise, bool planArena,
-                                        bool schedule) {
+void remat::buildRematBufferizePipeline(OpPassManager &pm, bool fuseElementwise,
+                                        bool planArena, bool schedule) {
   // Tensors: what the backward can rebuild from arguments is not kept for it,
   // remat ops to upstream ops, elementwise ops to (fused) linalg.
   pm.addNestedPass<func::FuncOp>(createRematRecomputeFromArgumentsPass());

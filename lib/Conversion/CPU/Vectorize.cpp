@@ -123,24 +123,23 @@ static LogicalResult vectorizeTile(RewriterBase &rewriter, linalg::LinalgOp op,
         shape.push_back(size);
       auto viewType = memref::SubViewOp::inferRankReducedResultType(
           shape, type, offsets, sizes, strides);
-      value = memref::SubViewOp::create(rewriter, loc, viewType, value,
-                                        offsets, sizes, strides);
+      value = memref::SubViewOp::create(rewriter, loc, viewType, value, offsets,
+                                        sizes, strides);
     }
-    maps.push_back(AffineMap::get(1, 0, indexed ? ArrayRef(d0)
-                                                : ArrayRef<AffineExpr>(),
-                                  context));
+    maps.push_back(AffineMap::get(
+        1, 0, indexed ? ArrayRef(d0) : ArrayRef<AffineExpr>(), context));
     (op.isDpsInit(&operand) ? outputs : inputs).push_back(value);
   }
-  auto tile = linalg::GenericOp::create(
-      rewriter, loc, TypeRange(), inputs, outputs, maps,
-      {op.getIteratorTypesArray()[innermost]});
+  auto tile =
+      linalg::GenericOp::create(rewriter, loc, TypeRange(), inputs, outputs,
+                                maps, {op.getIteratorTypesArray()[innermost]});
   IRMapping mapping;
   rewriter.cloneRegionBefore(op->getRegion(0), tile.getRegion(),
                              tile.getRegion().begin(), mapping);
   // The body's loop indices: the outer ones are the tile's, the innermost
   // is the tile's own index plus its offset.
-  for (auto index : llvm::make_early_inc_range(
-           tile.getBody()->getOps<linalg::IndexOp>())) {
+  for (auto index :
+       llvm::make_early_inc_range(tile.getBody()->getOps<linalg::IndexOp>())) {
     rewriter.setInsertionPoint(index);
     Value replacement;
     if (index.getDim() == innermost) {
@@ -198,8 +197,8 @@ static LogicalResult tileAndVectorize(RewriterBase &rewriter,
     auto loop = scf::ForOp::create(rewriter, loc, constant(0), constant(full),
                                    constant(lanes));
     rewriter.setInsertionPointToStart(loop.getBody());
-    if (failed(vectorizeTile(rewriter, op, outer, loop.getInductionVar(),
-                             lanes)))
+    if (failed(
+            vectorizeTile(rewriter, op, outer, loop.getInductionVar(), lanes)))
       return failure();
   }
   if (int64_t rest = ranges[innermost] - full)
