@@ -1388,17 +1388,12 @@ def _constant_pad_nd(e, x, pad, value=0):
     return e.pad(x, lo, hi, value)
 
 
-def _slice_bounds(n, start, end):
-    start = 0 if start is None else (max(start + n, 0) if start < 0 else min(start, n))
-    end = n if end is None else (max(end + n, 0) if end < 0 else min(end, n))
-    return start, max(end, start)
-
-
 def _slice_scatter(e, dest, src, dim=0, start=None, end=None, step=1):
     """dest with dest[..., start:end:step, ...] = src along `dim` (the
     backward of a slice): a strided tensor.insert_slice."""
     dim %= len(dest.shape)
-    start, _ = _slice_bounds(dest.shape[dim], start, end)
+    n = dest.shape[dim]
+    start = 0 if start is None else (max(start + n, 0) if start < 0 else min(start, n))
     offsets = [0] * len(dest.shape)
     offsets[dim] = start
     strides = [1] * len(dest.shape)
