@@ -116,6 +116,7 @@ class Emitter:
         self.saved_names = set()  # results that get remat.policy = "save"
         self.random_ops = 0
         self.result_dtype = None  # the element type of the node being mapped
+        self.node = None  # the FX node being mapped, when the caller sets it
 
     def fresh(self, hint="v"):
         self.counter += 1
@@ -344,15 +345,20 @@ class Emitter:
         return out
 
     def reduce(self, a, dims, kind="sum", keepdim=False):
-        """Sum or max over `dims`; booleans sum as int64, as PyTorch does."""
+        """Sum or max over `dims`, or "any" (a logical or, of booleans);
+        booleans sum as int64, as PyTorch does."""
         dims = sorted({d % len(a.shape) for d in dims}) if a.shape else []
         shape = [s for i, s in enumerate(a.shape) if i not in dims]
+        if kind == "any":
+            a = self.convert(a, "i1")
         if not dims:
             return a
         if a.dtype == "i1" and kind == "sum":
             a = self.convert(a, "i64")
         dt = a.dtype
-        if is_float(dt):
+        if kind == "any":
+            start, comb = False, "arith.ori"
+        elif is_float(dt):
             start = 0.0 if kind == "sum" else -math.inf
             comb = "arith.addf" if kind == "sum" else "arith.maximumf"
         else:
@@ -1364,6 +1370,243 @@ def _batch_norm_no_stats(e, x, weight, bias, training, momentum, eps):
     return _batch_norm_train(e, x, weight, bias, eps)
 
 
+def _any(e, a, dims=None, keepdim=False):
+    """True where any element over `dims` (all dimensions when None) is
+    nonzero: the attention guard for fully masked rows."""
+    return e.reduce(a, _dims(dims, len(a.shape)), "any", keepdim=keepdim)
+
+
+def _constant_pad_nd(e, x, pad, value=0):
+    """F.pad's constant mode: `pad` holds (before, after) pairs from the last
+    dimension backwards; a negative amount trims."""
+    rank = len(x.shape)
+    if len(pad) % 2 or len(pad) // 2 > rank:
+        raise UnsupportedOp(f"pad {list(pad)} of a {rank}-D tensor")
+    lo, hi = [0] * rank, [0] * rank
+    for i in range(len(pad) // 2):
+        lo[rank - 1 - i], hi[rank - 1 - i] = pad[2 * i], pad[2 * i + 1]
+    return e.pad(x, lo, hi, value)
+
+
+def _slice_scatter(e, dest, src, dim=0, start=None, end=None, step=1):
+    """dest with dest[..., start:end:step, ...] = src along `dim` (the
+    backward of a slice): a strided tensor.insert_slice."""
+    dim %= len(dest.shape)
+    n = dest.shape[dim]
+    start = 0 if start is None else (max(start + n, 0) if start < 0 else min(start, n))
+    offsets = [0] * len(dest.shape)
+    offsets[dim] = start
+    strides = [1] * len(dest.shape)
+    strides[dim] = step
+    return e.insert(e.convert(src, dest.dtype), dest, offsets, strides)
+
+
+def _index_tensor(e, x, indices):
+    """x[i0, i1, ...] with integer index tensors (PyTorch's advanced
+    indexing; None keeps a dimension whole): the index tensors broadcast
+    to one shape B, which takes the place of the indexed dimensions when
+    they are adjacent and comes first otherwise. A linalg.generic over the
+    result that reads x with tensor.extract; a negative index counts from
+    the end, and one outside the dimension is clamped (PyTorch raises)."""
+    rank = len(x.shape)
+    indices = list(indices) + [None] * (rank - len(indices))
+    at = [i for i, ix in enumerate(indices) if ix is not None]
+    for i in at:
+        if indices[i].dtype == "i1":
+            raise UnsupportedOp("indexing with a boolean mask (its result's shape depends "
+                                "on the mask's values)")
+    b = broadcast_shape(*[indices[i].shape for i in at])
+    index_vals = [e.convert(e.broadcast_to(indices[i], b), "i64") for i in at]
+    rest = [i for i in range(rank) if indices[i] is None]
+    adjacent = at == list(range(at[0], at[-1] + 1))
+    first = at[0] if adjacent else 0
+    # The result's dimensions: x's kept dimensions before `first`, B, the rest.
+    before = [i for i in rest if i < first]
+    after = [i for i in rest if i >= first]
+    shape = [x.shape[i] for i in before] + list(b) + [x.shape[i] for i in after]
+    out_rank = len(shape)
+    bdims = [f"d{len(before) + j}" for j in range(len(b))]
+    ident = ", ".join(f"d{i}" for i in range(out_rank))
+
+    def body(a, fresh):
+        op = _Payload(fresh)
+        coords = {}
+        for k, i in enumerate(at):
+            size = x.shape[i]
+            v = a[k]
+            zero = op("arith.constant 0 : i64")
+            neg = op(f"arith.cmpi slt, {v}, {zero} : i64")
+            wrapped = op(f"arith.addi {v}, {op(f'arith.constant {size} : i64')} : i64")
+            coords[i] = op.clamped_index(op(f"arith.select {neg}, {wrapped}, {v} : i64"), size)
+        for pos, i in enumerate(before):
+            coords[i] = op(f"linalg.index {pos} : index")
+        for pos, i in enumerate(after):
+            coords[i] = op(f"linalg.index {len(before) + len(b) + pos} : index")
+        result = op(f"tensor.extract {x.name}[{', '.join(coords[i] for i in range(rank))}] "
+                    f": {x.type}")
+        return op.text(), result
+
+    maps = [", ".join(bdims) for _ in at] + [ident]
+    return e.generic(index_vals, maps, shape, ["parallel"] * out_rank, body, dtype=x.dtype)
+
+
+def _bernoulli(e, x, p, generator=None):
+    """1.0 with probability p, else 0.0, in x's shape (stochastic depth's
+    and in-place dropout's mask): remat.rng_uniform < p."""
+    if generator is not None:
+        raise UnsupportedOp("bernoulli with a generator")
+    if not is_float(x.dtype):
+        raise UnsupportedOp(f"bernoulli of a {x.dtype} tensor")
+    return e.select(e.cmp("olt", e.rng_uniform(x.shape), float(p)), 1.0, 0.0)
+
+
+def _empty(e, size, *args, **kw):
+    """An uninitialized tensor of PyTorch's (empty, empty_permuted,
+    new_empty_strided): zeros here, so that a program reading it is still
+    deterministic; written only as the shape of an op's result (bernoulli,
+    copy), it is dead code."""
+    return e.splat(0, list(size), _result_dtype(e, kw))
+
+
+def _copy(e, dest, src, non_blocking=False):
+    """dest's shape and element type, src's values (broadcast)."""
+    return e.convert(e.broadcast_to(src, dest.shape), dest.dtype)
+
+
+def _row_major(shape):
+    strides, acc = [], 1
+    for d in reversed(shape):
+        strides.append(acc)
+        acc *= d
+    return list(reversed(strides))
+
+
+def _strided_block(size, stride):
+    """Whether elements `stride` apart over `size` are one row-major block
+    (dimensions of size 1 take any stride)."""
+    return all(st == rm for d, st, rm in zip(size, stride, _row_major(size)) if d != 1)
+
+
+def _storage_of(e, what):
+    """The node's first argument's numel, after checking that its storage is
+    its elements in row-major order (as_strided addresses the storage, and a
+    Value is its logical elements)."""
+    val = e.node.args[0].meta.get("val") if e.node is not None else None
+    if val is None or not hasattr(val, "is_contiguous"):
+        raise UnsupportedOp(f"{what} without its input's recorded layout")
+    if not val.is_contiguous() or val.storage_offset() != 0:
+        raise UnsupportedOp(f"{what} of a non-contiguous tensor (strides "
+                            f"{list(val.stride())}, offset {val.storage_offset()})")
+    return val.numel()
+
+
+def _as_strided(e, x, size, stride, storage_offset=0):
+    """The view whose element i is x's (row-major) element storage_offset +
+    sum(i_k * stride_k): a reshape when that is x's elements in order, a
+    slice and a reshape when a row-major block, else a linalg.generic that
+    reads x with tensor.extract."""
+    numel = _storage_of(e, "as_strided")
+    size, stride, offset = list(size), list(stride), storage_offset or 0
+    count = math.prod(size)
+    last = offset + sum((d - 1) * st for d, st in zip(size, stride)) if count else offset
+    if count and (offset < 0 or last >= numel or min(stride, default=0) < 0):
+        raise UnsupportedOp(f"as_strided {size} {stride} {offset} outside {numel} elements")
+    flat = e.reshape(x, [numel])
+    if _strided_block(size, stride):
+        return e.reshape(e.slice_nd(flat, [offset], [count]), size)
+    rank = len(size)
+
+    def body(a, fresh):
+        op = _Payload(fresh)
+        at = op(f"arith.constant {offset} : index")
+        for i, st in enumerate(stride):
+            term = op(f"arith.muli {op(f'linalg.index {i} : index')}, "
+                      f"{op(f'arith.constant {st} : index')} : index")
+            at = op(f"arith.addi {at}, {term} : index")
+        result = op(f"tensor.extract {flat.name}[{at}] : {flat.type}")
+        return op.text(), result
+
+    return e.generic([], [", ".join(f"d{i}" for i in range(rank))], size,
+                     ["parallel"] * rank, body, dtype=x.dtype)
+
+
+def _as_strided_scatter(e, x, src, size, stride, storage_offset=0):
+    """x with the as_strided view (size, stride, storage_offset) replaced
+    by src (the backward of as_strided): a tensor.insert_slice into x
+    flattened when the view is a row-major block of x's elements, else a
+    linalg.generic over x's elements that reduces over the view's: the
+    element of src whose address is this one's, if any (PyTorch leaves
+    overlapping views' writes undefined; here the last in row-major order
+    wins)."""
+    numel = _storage_of(e, "as_strided_scatter")
+    size, stride, offset = list(size), list(stride), storage_offset or 0
+    count = math.prod(size)
+    last = offset + sum((d - 1) * st for d, st in zip(size, stride)) if count else offset
+    if count and (offset < 0 or last >= numel or min(stride, default=0) < 0):
+        raise UnsupportedOp(f"as_strided_scatter {size} {stride} {offset} outside {numel} "
+                            f"elements")
+    flat = e.reshape(x, [numel])
+    part = e.convert(e.broadcast_to(src, size), x.dtype)
+    if _strided_block(size, stride):
+        part = e.reshape(part, [count])
+        if count == numel:
+            return e.reshape(part, x.shape)
+        return e.reshape(e.insert(part, flat, [offset]), x.shape)
+    rank = len(size)
+
+    def body(a, fresh):
+        value, acc = a
+        op = _Payload(fresh)
+        at = op(f"arith.constant {offset} : index")
+        for i, st in enumerate(stride):
+            term = op(f"arith.muli {op(f'linalg.index {i + 1} : index')}, "
+                      f"{op(f'arith.constant {st} : index')} : index")
+            at = op(f"arith.addi {at}, {term} : index")
+        hit = op(f"arith.cmpi eq, {at}, {op('linalg.index 0 : index')} : index")
+        result = op(f"arith.select {hit}, {value}, {acc} : {x.dtype}")
+        return op.text(), result
+
+    out = e.generic([part], [", ".join(f"d{i + 1}" for i in range(rank)), "d0"], [numel],
+                    ["parallel"] + ["reduction"] * rank, body, init=flat)
+    return e.reshape(out, x.shape)
+
+
+def _flash_attention_cpu_backward(e, grad, q, k, v, out, logsumexp, dropout_p, is_causal,
+                                  attn_mask=None, scale=None):
+    """The gradients of scaled_dot_product_attention's CPU flash kernel:
+    dV = P^T dO, dS = P * (dO V^T - rowsum(dO * O)), dQ = dS K * scale,
+    dK = dS^T Q * scale, batch matmuls over the leading dimensions
+    flattened. The forward's core ATen decomposition returns, in the place
+    of the kernel's logsumexp, the attention weights P themselves (after
+    its mask, causal mask and guard for fully masked rows), which the
+    backward reads as they are; the kernel's own [..., L] logsumexp (its
+    forward not decomposed) is not mapped."""
+    if dropout_p:
+        raise UnsupportedOp(f"flash attention backward with dropout_p={dropout_p}")
+    *lead, length, depth = q.shape
+    keys = k.shape[-2]
+    if list(k.shape[:-2]) != lead or list(v.shape[:-2]) != lead:
+        raise UnsupportedOp(f"flash attention backward of query {list(q.shape)}, key "
+                            f"{list(k.shape)} and value {list(v.shape)} (no broadcast or "
+                            f"grouped heads)")
+    bh = math.prod(lead)
+    flat = lambda x: e.reshape(x, [bh] + list(x.shape[-2:]))  # noqa: E731
+    q3, k3, v3, g3, o3 = (flat(x) for x in (q, k, v, grad, out))
+    s = float(scale) if scale is not None else 1.0 / math.sqrt(depth)
+    if list(logsumexp.shape) != lead + [length, keys]:
+        raise UnsupportedOp(f"flash attention backward with a saved logsumexp of shape "
+                            f"{list(logsumexp.shape)} (only the decomposed forward's "
+                            f"attention weights, {lead + [length, keys]})")
+    p = e.reshape(logsumexp, [bh, length, keys])
+    dv = e.matmul(e.transpose(p, [0, 2, 1]), g3, "batch_matmul")
+    dp = e.matmul(g3, e.transpose(v3, [0, 2, 1]), "batch_matmul")
+    rows = e.reduce(e.binary("mulf", g3, o3), [2], keepdim=True)
+    ds = e.binary("mulf", p, e.binary("subf", dp, rows))
+    dq = e.binary("mulf", e.matmul(ds, k3, "batch_matmul"), s)
+    dk = e.binary("mulf", e.matmul(e.transpose(ds, [0, 2, 1]), q3, "batch_matmul"), s)
+    return (e.reshape(dq, q.shape), e.reshape(dk, k.shape), e.reshape(dv, v.shape))
+
+
 def ops():
     """ATen overload -> emitter function(e, *args, **kwargs)."""
     import torch
@@ -1388,6 +1631,11 @@ def ops():
         aten.permute.default: lambda e, a, p: e.transpose(a, p),
         aten.expand.default: _expand,
         aten.slice.Tensor: _slice,
+        aten.slice_scatter.default: _slice_scatter,
+        aten.as_strided.default: _as_strided,
+        aten.as_strided_scatter.default: _as_strided_scatter,
+        aten.constant_pad_nd.default: _constant_pad_nd,
+        aten.copy.default: _copy,
         aten.split.Tensor: _split,
         aten.split_with_sizes.default: _split,
         aten.cat.default: lambda e, vs, dim=0: e.concat(list(vs), dim % len(vs[0].shape)),
@@ -1444,6 +1692,7 @@ def ops():
         aten.embedding_dense_backward.default: _embedding_dense_backward,
         aten.index_select.default: _index_select,
         aten.index_put.default: _index_put,
+        aten.index.Tensor: _index_tensor,
         aten.where.self: _where,
         aten.le.Scalar: lambda e, a, b: e.cmp("ole", a, b),
         aten.lt.Scalar: lambda e, a, b: e.cmp("olt", a, b),
@@ -1459,6 +1708,10 @@ def ops():
         aten.ne.Tensor: lambda e, a, b: e.cmp("ne", a, b),
         aten.scalar_tensor.default: lambda e, v, **kw: e.splat(v, (), _result_dtype(e, kw)),
         aten.full.default: _full,
+        aten.empty.memory_format: _empty,
+        aten.empty_permuted.default: _empty,
+        aten.new_empty_strided.default: lambda e, a, size, stride, **kw: _empty(e, size, **kw),
+        aten.new_empty.default: lambda e, a, size, **kw: _empty(e, size, **kw),
         aten.zeros_like.default: _like(0.0),
         aten.ones_like.default: _like(1.0),
         aten.full_like.default: _like(None),
@@ -1466,6 +1719,7 @@ def ops():
         aten.threshold_backward.default: _threshold_backward,
         # reductions
         aten.sum.default: _sum, aten.sum.dim_IntList: _sum,
+        aten.any.default: _any, aten.any.dim: _any, aten.any.dims: _any,
         aten.mean.default: _mean, aten.mean.dim: _mean,
         # composites kept by the core ATen decompositions (their backwards are
         # decomposed into the ops above)
@@ -1475,7 +1729,10 @@ def ops():
         aten.gelu_backward.default: _gelu_backward,
         aten.native_dropout.default: _dropout,
         aten.native_dropout_backward.default: _native_dropout_backward,
+        aten.bernoulli.p: _bernoulli,
         aten._log_softmax.default: _log_softmax,
+        aten._scaled_dot_product_flash_attention_for_cpu_backward.default:
+            _flash_attention_cpu_backward,
         aten.log.default: lambda e, a: e.unary("math.log", a),
         # pooling
         aten.max_pool2d_with_indices.default: _max_pool2d_with_indices,

@@ -46,11 +46,16 @@ def trace_error(err):
     error or its traceback names), its first line, and what to try."""
     import traceback as tb
     text = str(err)
-    frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)\n\s*(.*)', text)
-    frames += [(f.filename, str(f.lineno), f.name, f.line or "")
-               for f in tb.extract_tb(err.__traceback__)]
-    user = [f for f in frames if f"{os.sep}torch{os.sep}" not in f[0]
-            and f"{os.sep}remat_torch{os.sep}" not in f[0]]
+
+    def outside(frames):
+        return [f for f in frames if f"{os.sep}torch{os.sep}" not in f[0]
+                and f"{os.sep}remat_torch{os.sep}" not in f[0]]
+    # The innermost frame of the user code Dynamo was tracing (inside a
+    # library's module, the line that stops it: a logging call in
+    # transformers), else the outermost of the traceback's.
+    user = outside(re.findall(r'File "([^"]+)", line (\d+), in (\S+)\n\s*(.*)', text))[-1:]
+    user += outside([(f.filename, str(f.lineno), f.name, f.line or "")
+                     for f in tb.extract_tb(err.__traceback__)])
     where = (f" at {user[0][0]}:{user[0][1]} in {user[0][2]} ({user[0][3].strip()})"
              if user else "")
     first = next((l.strip() for l in text.splitlines() if l.strip()), type(err).__name__)
@@ -168,6 +173,24 @@ def _live_nodes(roots):
     return live
 
 
+def _constant(e, joint, node):
+    """A tensor the graph holds as an attribute (a torch.tensor([...])
+    literal in the model) as a dense constant."""
+    import functools
+    value = functools.reduce(getattr, node.target.split("."), joint)
+    try:
+        dtype = E.mlir_dtype(value.dtype)
+    except E.UnsupportedOp as err:
+        raise ExportError(f"constant {node.target} has an unsupported {err}, at "
+                          f"{model_line(node)}") from None
+    if value.numel() == 0:
+        raise ExportError(f"constant {node.target} is empty, at {model_line(node)}")
+    e.in_backward = node.meta.get("partitioner_tag") == "is_backward"
+    e.segment = None
+    return e.constant(value.tolist(), dtype) if value.dim() else \
+        e.splat(value.item(), [], dtype)
+
+
 def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
             description="", num_user_outputs=None):
     """Maps the joint graph to the MLIR text of one training step. Returns
@@ -276,6 +299,9 @@ def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
             continue
         if node not in live:
             continue  # feeds only a result the step does not return
+        if node.op == "get_attr":
+            env[node] = _constant(e, joint, node)
+            continue
         if node.op != "call_function":
             raise ExportError(f"unsupported graph node {node.op} {node.target} at "
                               f"{model_line(node)}")
@@ -294,6 +320,7 @@ def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
         k = torch.fx.node.map_arg(node.kwargs, lookup)
         try:
             e.result_dtype = _dtype_of(node)
+            e.node = node
             result = fn(e, *a, **k)
         except E.UnsupportedOp as err:
             raise ExportError(f"unsupported form of ATen op {node.target} (node {node.name}):"

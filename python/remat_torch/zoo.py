@@ -274,5 +274,153 @@ def mobilenet_v2(dropout=0.2, checkpoint=True, batch=2, size=32, classes=10,
     return Classifier(net), _images(batch, size, classes)
 
 
+def vit(dropout=0.1, checkpoint=True, batch=2, size=32, classes=10, patch=8, layers=2,
+        heads=2, width=32):
+    """torchvision's VisionTransformer (patch embedding as a strided
+    convolution, class token, learned positions, nn.MultiheadAttention,
+    exact-GELU MLP, dropout and attention dropout) on size x size images,
+    each encoder layer a checkpoint."""
+    import torchvision
+    torch.manual_seed(0)
+    net = torchvision.models.VisionTransformer(
+        image_size=size, patch_size=patch, num_layers=layers, num_heads=heads,
+        hidden_dim=width, mlp_dim=2 * width, dropout=dropout, attention_dropout=dropout,
+        num_classes=classes)
+    if checkpoint:
+        for i, layer in enumerate(net.encoder.layers):
+            net.encoder.layers[i] = CheckpointedStage(layer)
+    return Classifier(net), _images(batch, size, classes)
+
+
+def efficientnet_b0(dropout=0.2, checkpoint=True, batch=2, size=32, classes=10, width=0.5,
+                    stages=3):
+    """torchvision's EfficientNet-B0 (MBConv blocks: depthwise convolutions,
+    squeeze-and-excitation, SiLU, stochastic depth on the residual branches,
+    dropout in its classifier) at width multiplier `width` with its first
+    `stages` stages of seven (the first three keep a stride-2 and a
+    residual block with a 5x5 depthwise convolution while the LLVM JIT
+    compiles the step in seconds), each block a checkpoint. Its stochastic
+    depth probability is `dropout` too (torchvision's default is 0.2 for
+    both), so that dropout 0 draws nothing at random."""
+    import torchvision
+    from torchvision.models import efficientnet
+    torch.manual_seed(0)
+    setting, last = efficientnet._efficientnet_conf("efficientnet_b0", width_mult=width,
+                                                     depth_mult=1.0)
+    net = efficientnet.EfficientNet(setting[:stages], dropout=dropout,
+                                    stochastic_depth_prob=dropout,
+                                    num_classes=classes, last_channel=last)
+    if checkpoint:
+        for i in range(1, len(net.features) - 1):
+            net.features[i] = CheckpointedStage(net.features[i])
+    return Classifier(net), _images(batch, size, classes)
+
+
+def convnext(dropout=0.1, checkpoint=True, batch=2, size=32, classes=10,
+             depths=(1, 1, 1, 1), dims=(16, 24, 32, 48)):
+    """timm's ConvNeXt (patchify stem, 7x7 depthwise convolutions,
+    channels-last LayerNorm, GELU MLP, layer scale, stochastic depth) with
+    `depths` blocks of `dims` channels per stage (convnext_atto's layout
+    with one block each), dropout before its head and stochastic depth
+    (drop path) at rate `dropout`; checkpointed by timm's own
+    set_grad_checkpointing (each stage's blocks under
+    torch.utils.checkpoint)."""
+    import timm
+    torch.manual_seed(0)
+    net = timm.create_model("convnext_atto", pretrained=False, num_classes=classes,
+                            depths=depths, dims=dims, drop_rate=dropout,
+                            drop_path_rate=dropout)
+    net.set_grad_checkpointing(checkpoint)
+    return Classifier(net), _images(batch, size, classes)
+
+
+# -- Hugging Face transformers ------------------------------------------------------
+
+class LanguageModel(nn.Module):
+    """A transformers language model's training loss: the loss it computes
+    itself from `labels` (shifted causal LM, or masked LM with -100 on the
+    positions not predicted), without a KV cache."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids, attention_mask, labels):
+        return self.model(input_ids=input_ids, attention_mask=attention_mask,
+                          labels=labels, use_cache=False).loss
+
+
+def _language_model(net, checkpoint, batch, seq, vocab, masked=False):
+    """`net` in train mode with every layer a torch.utils.checkpoint when
+    `checkpoint` (transformers' own activation checkpointing, which
+    calls it with use_reentrant=False), token ids, an attention mask whose
+    second sequence is padded at its end, and labels: the ids (the model
+    shifts them) or, for a masked LM, the ids of every third position with
+    -100 elsewhere; padded positions are -100 in both."""
+    if checkpoint:
+        net.activation_checkpointing_enable()
+    ids = torch.randint(1, vocab, (batch, seq))
+    mask = torch.ones(batch, seq, dtype=torch.int64)
+    mask[1:, seq - seq // 4:] = 0
+    labels = ids.clone()
+    if masked:
+        labels[:, torch.arange(seq) % 3 != 0] = -100
+    labels[mask == 0] = -100
+    return LanguageModel(net), (ids, mask, labels)
+
+
+def gpt2(dropout=0.1, checkpoint=True, batch=2, seq=16, vocab=96, width=32, layers=2,
+         heads=2):
+    """transformers' GPT-2 (causal LM head tied to the token embedding, tanh
+    GELU, eager attention) in a tiny configuration, random weights."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    config = GPT2Config(vocab_size=vocab, n_positions=seq, n_embd=width, n_layer=layers,
+                        n_head=heads, resid_pdrop=dropout, embd_pdrop=dropout,
+                        attn_pdrop=dropout, use_cache=False, bos_token_id=vocab - 1,
+                        eos_token_id=vocab - 1)
+    config._attn_implementation = "eager"
+    net = GPT2LMHeadModel(config)
+    # Its class name does not tell transformers which loss it has: without
+    # this, the loss logs a warning from inside forward, which torch.compile
+    # cannot trace.
+    net.loss_type = "ForCausalLM"
+    return _language_model(net, checkpoint, batch, seq, vocab)
+
+
+def bert(dropout=0.1, checkpoint=True, batch=2, seq=16, vocab=96, width=32, layers=2,
+         heads=2):
+    """transformers' BERT with its masked-LM head (exact GELU, eager
+    attention) in a tiny configuration, random weights."""
+    from transformers import BertConfig, BertForMaskedLM
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=vocab, hidden_size=width, num_hidden_layers=layers,
+                        num_attention_heads=heads, intermediate_size=4 * width,
+                        hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout,
+                        max_position_embeddings=seq, use_cache=False)
+    config._attn_implementation = "eager"
+    return _language_model(BertForMaskedLM(config), checkpoint, batch, seq, vocab,
+                           masked=True)
+
+
+def llama(dropout=0.1, checkpoint=True, batch=2, seq=16, vocab=96, width=32, layers=2,
+          heads=4, kv_heads=2):
+    """transformers' Llama (RMSNorm, rotary embeddings, SiLU-gated MLP,
+    grouped-query attention with `kv_heads` key / value heads, eager
+    attention) in a tiny configuration, random weights; its only dropout is
+    the attention probabilities'."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=vocab, hidden_size=width, intermediate_size=2 * width,
+                         num_hidden_layers=layers, num_attention_heads=heads,
+                         num_key_value_heads=kv_heads, max_position_embeddings=seq,
+                         attention_dropout=dropout, use_cache=False, bos_token_id=1,
+                         eos_token_id=2)
+    config._attn_implementation = "eager"
+    return _language_model(LlamaForCausalLM(config), checkpoint, batch, seq, vocab)
+
+
 ZOO = {"mlp": mlp, "gpt_block": gpt_block, "densenet_block": densenet_block,
-       "resnet_block": resnet_block, "resnet18": resnet18, "mobilenet_v2": mobilenet_v2}
+       "resnet_block": resnet_block, "resnet18": resnet18, "mobilenet_v2": mobilenet_v2,
+       "gpt2": gpt2, "bert": bert, "llama": llama, "vit": vit,
+       "efficientnet_b0": efficientnet_b0, "convnext": convnext}
