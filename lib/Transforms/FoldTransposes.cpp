@@ -6,11 +6,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "remat/Dialect/Remat/IR/RematOps.h"
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace remat {
 #define GEN_PASS_DEF_REMATFOLDTRANSPOSESPASS
@@ -68,6 +70,90 @@ struct FoldTransposeIntoContraction : OpRewritePattern<OpTy> {
   }
 };
 
+/// Returns true if every use of `value` is an input of a (batch) matmul on
+/// tensors, which FoldTransposeIntoContraction would let read a transpose's
+/// input instead.
+bool isReadByContractionsOnly(Value value) {
+  return !value.use_empty() &&
+         llvm::all_of(value.getUses(), [](OpOperand &use) {
+           auto op = dyn_cast<linalg::LinalgOp>(use.getOwner());
+           return op && isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) &&
+                  op.hasPureTensorSemantics() && op.isDpsInput(&use);
+         });
+}
+
+/// Rewrites `op` (a matmul or batch matmul) to read `to` where it read
+/// `from`, through maps permuted by `transpose`.
+template <typename OpTy>
+void rewriteToReadThrough(OpTy op, Value from, Value to,
+                          linalg::TransposeOp transpose,
+                          PatternRewriter &rewriter) {
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  SmallVector<Value> inputs = op.getDpsInputs();
+  for (auto [index, input] : llvm::enumerate(inputs)) {
+    if (input != from)
+      continue;
+    maps[index] = foldIntoMap(maps[index], transpose);
+    input = to;
+  }
+  SmallVector<NamedAttribute> attributes =
+      llvm::to_vector(op->getDiscardableAttrs());
+  attributes.push_back(rewriter.getNamedAttr(
+      "indexing_maps", rewriter.getAffineMapArrayAttr(maps)));
+  rewriter.setInsertionPoint(op);
+  auto replacement = OpTy::create(rewriter, op.getLoc(), op->getResultTypes(),
+                                  inputs, op.getDpsInits(), attributes);
+  rewriter.replaceOp(op, replacement->getResults());
+}
+
+/// A recomputed matmul reads its inputs through a barrier: when a barrier
+/// passes a transpose to contractions only, it passes the transpose's input
+/// instead and they read it with permuted maps, as the forward matmul they
+/// recompute does after FoldTransposeIntoContraction. Original and clone then
+/// make the same BLAS call (a transposed operand is rounded differently
+/// from a row-major copy of it), and the transposed copy is not kept alive
+/// for the backward.
+struct FoldTransposeThroughBarrier : OpRewritePattern<remat::BarrierOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(remat::BarrierOp barrier,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<Value> inputs(barrier.getInputs());
+    SmallVector<std::pair<unsigned, linalg::TransposeOp>> folded;
+    for (auto [index, input] : llvm::enumerate(inputs)) {
+      auto transpose = input.getDefiningOp<linalg::TransposeOp>();
+      if (!transpose || !transpose.hasPureTensorSemantics() ||
+          !isReadByContractionsOnly(barrier.getResult(index)))
+        continue;
+      input = transpose.getInput();
+      folded.emplace_back(index, transpose);
+    }
+    if (folded.empty())
+      return failure();
+    auto replacement = remat::BarrierOp::create(rewriter, barrier.getLoc(),
+                                                inputs);
+    replacement->setDiscardableAttrs(barrier->getDiscardableAttrDictionary());
+    for (auto [index, transpose] : folded) {
+      Value from = barrier.getResult(index);
+      Value to = replacement.getResult(index);
+      SetVector<Operation *> users(llvm::from_range, from.getUsers());
+      for (Operation *user : users) {
+        if (auto matmul = dyn_cast<linalg::MatmulOp>(user))
+          rewriteToReadThrough(matmul, from, to, transpose, rewriter);
+        else
+          rewriteToReadThrough(cast<linalg::BatchMatmulOp>(user), from, to,
+                               transpose, rewriter);
+      }
+    }
+    for (auto [from, to] :
+         llvm::zip(barrier.getResults(), replacement.getResults()))
+      if (!from.use_empty())
+        rewriter.replaceAllUsesWith(from, to);
+    rewriter.eraseOp(barrier);
+    return success();
+  }
+};
+
 struct RematFoldTransposesPass
     : remat::impl::RematFoldTransposesPassBase<RematFoldTransposesPass> {
   using RematFoldTransposesPassBase::RematFoldTransposesPassBase;
@@ -84,6 +170,6 @@ struct RematFoldTransposesPass
 
 void remat::populateRematFoldTransposesPatterns(RewritePatternSet &patterns) {
   patterns.add<FoldTransposeIntoContraction<linalg::MatmulOp>,
-               FoldTransposeIntoContraction<linalg::BatchMatmulOp>>(
-      patterns.getContext());
+               FoldTransposeIntoContraction<linalg::BatchMatmulOp>,
+               FoldTransposeThroughBarrier>(patterns.getContext());
 }

@@ -46,3 +46,32 @@ func.func @kept(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %z: tensor<4x16xf32>)
   %y = linalg.matmul ins(%x, %t : tensor<4x8xf32>, tensor<8x16xf32>) outs(%z : tensor<4x16xf32>) -> tensor<4x16xf32>
   return %y, %t : tensor<4x16xf32>, tensor<8x16xf32>
 }
+
+// Checks that a recomputed matmul, which reads its inputs through a
+// barrier, reads the transpose's input with the permuted map as the forward
+// matmul does (the same BLAS call, so the same bits): the barrier passes
+// %w instead of the transposed copy, which is no longer kept. A barrier
+// result another op reads keeps its transpose.
+// CHECK-LABEL: func.func @through_barrier(
+// CHECK-SAME:    %[[X:[a-z0-9]+]]: tensor<4x8xf32>, %[[W:[a-z0-9]+]]: tensor<16x8xf32>
+// CHECK:         %[[T:.*]] = linalg.transpose ins(%[[W]]
+// CHECK:         linalg.matmul indexing_maps = [#[[A]], #[[BT]], #[[C]]] {remat.id = 1 : i64} ins(%[[X]], %[[W]]
+// CHECK:         remat.backward
+// CHECK:           %[[B:.*]]:3 = remat.barrier %[[X]], %[[W]], %[[T]] : tensor<4x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>
+// CHECK:           linalg.matmul indexing_maps = [#[[A]], #[[BT]], #[[C]]] {remat.clone_of = 1 : i64} ins(%[[B]]#0, %[[B]]#1 : tensor<4x8xf32>, tensor<16x8xf32>)
+// CHECK:           tensor.collapse_shape %[[B]]#2
+func.func @through_barrier(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>,
+                           %z: tensor<4x16xf32>, %g: tensor<4x16xf32>)
+    -> (tensor<4x16xf32>, tensor<4x16xf32>, tensor<128xf32>) {
+  %e = tensor.empty() : tensor<8x16xf32>
+  %t = linalg.transpose ins(%w : tensor<16x8xf32>) outs(%e : tensor<8x16xf32>) permutation = [1, 0]
+  %y = linalg.matmul {remat.id = 1 : i64} ins(%x, %t : tensor<4x8xf32>, tensor<8x16xf32>) outs(%z : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %r:2 = remat.backward {
+    %b:3 = remat.barrier %x, %t, %t : tensor<4x8xf32>, tensor<8x16xf32>, tensor<8x16xf32>
+    %y2 = linalg.matmul {remat.clone_of = 1 : i64} ins(%b#0, %b#1 : tensor<4x8xf32>, tensor<8x16xf32>) outs(%z : tensor<4x16xf32>) -> tensor<4x16xf32>
+    %flat = tensor.collapse_shape %b#2 [[0, 1]] : tensor<8x16xf32> into tensor<128xf32>
+    %s = arith.addf %y2, %g : tensor<4x16xf32>
+    remat.yield %s, %flat : tensor<4x16xf32>, tensor<128xf32>
+  } : tensor<4x16xf32>, tensor<128xf32>
+  return %y, %r#0, %r#1 : tensor<4x16xf32>, tensor<4x16xf32>, tensor<128xf32>
+}

@@ -337,6 +337,13 @@ def RematFoldTransposesPass
     by one; two that cancel give the default map back). A transpose left
     without users goes with canonicalization or dead-code elimination, and
     `-remat-matmul-to-blas` passes a transposed operand to sgemm as such.
+    A recomputed matmul reads its inputs through a `remat.barrier`: a
+    barrier operand that is a transpose read only by contractions becomes
+    the transpose's input, and they read it with the permuted map, so the
+    clone makes the same sgemm call as the forward matmul it recomputes
+    (sgemm rounds a transposed operand differently from a row-major copy;
+    BERT's step under a sequential policy was not bit-identical) and the
+    transposed copy is not kept for the backward. The barrier stays.
     Runs at the start of `-remat-bufferize`; linear in the number of ops.
 
     Before:

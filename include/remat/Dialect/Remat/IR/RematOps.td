@@ -163,8 +163,10 @@ def Remat_BarrierOp : Remat_Op<"barrier", [
   let summary = "An identity that no folding, CSE or canonicalization sees through";
   let description = [{
     Returns its operands unchanged. Nothing folds it, CSE never merges two of
-    them, and no pattern looks through it, so ops computed from its results
-    can never be merged with the same ops computed from its operands. Recomputed
+    them, and no pattern looks through it to merge, so ops computed from its
+    results can never be merged with the same ops computed from its operands
+    (`-remat-fold-transposes` only passes a transpose's input through it in
+    place of the transpose, for matmuls that then read it transposed). Recomputed
     clones read their inputs through a barrier; the role of
     `jax.lax.optimization_barrier`. It is removed at the end of lowering.
 
