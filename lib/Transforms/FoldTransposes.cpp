@@ -130,8 +130,8 @@ struct FoldTransposeThroughBarrier : OpRewritePattern<remat::BarrierOp> {
     }
     if (folded.empty())
       return failure();
-    auto replacement = remat::BarrierOp::create(rewriter, barrier.getLoc(),
-                                                inputs);
+    auto replacement =
+        remat::BarrierOp::create(rewriter, barrier.getLoc(), inputs);
     replacement->setDiscardableAttrs(barrier->getDiscardableAttrDictionary());
     for (auto [index, transpose] : folded) {
       Value from = barrier.getResult(index);
