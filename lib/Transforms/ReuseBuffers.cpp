@@ -86,8 +86,11 @@ bool reuseOperand(linalg::GenericOp generic, Block &block) {
   for (memref::AllocOp source : sources) {
     if (!isLastUser(source, generic))
       continue;
-    // The merged buffer lives as long as the result did.
-    for (Operation *dealloc : *getDeallocs(source))
+    // The merged buffer lives as long as the result did. (The deallocs are
+    // held here: a range-for over `*getDeallocs(...)` would read a
+    // destroyed temporary.)
+    FailureOr<SmallVector<Operation *>> deallocs = getDeallocs(source);
+    for (Operation *dealloc : *deallocs)
       dealloc->erase();
     result.replaceAllUsesWith(source.getResult());
     result.erase();
