@@ -35,6 +35,21 @@ AffineMap foldIntoMap(AffineMap map, linalg::TransposeOp transpose) {
                         map.getContext());
 }
 
+/// Replaces `op` (a matmul or batch matmul) by one with `maps` and
+/// `inputs`, its discardable attributes (remat's marks) carried over.
+template <typename OpTy>
+void replaceContraction(OpTy op, ArrayRef<AffineMap> maps, ValueRange inputs,
+                        PatternRewriter &rewriter) {
+  SmallVector<NamedAttribute> attributes =
+      llvm::to_vector(op->getDiscardableAttrs());
+  attributes.push_back(rewriter.getNamedAttr(
+      "indexing_maps", rewriter.getAffineMapArrayAttr(maps)));
+  rewriter.setInsertionPoint(op);
+  auto replacement = OpTy::create(rewriter, op.getLoc(), op->getResultTypes(),
+                                  inputs, op.getDpsInits(), attributes);
+  rewriter.replaceOp(op, replacement->getResults());
+}
+
 /// Rewrites a matmul or batch matmul on tensors whose inputs are
 /// transposes to read the transposes' inputs with permuted maps.
 template <typename OpTy>
@@ -58,14 +73,7 @@ struct FoldTransposeIntoContraction : OpRewritePattern<OpTy> {
     }
     if (!folded)
       return failure();
-    // The discardable attributes (remat's marks) carry over.
-    SmallVector<NamedAttribute> attributes =
-        llvm::to_vector(op->getDiscardableAttrs());
-    attributes.push_back(rewriter.getNamedAttr(
-        "indexing_maps", rewriter.getAffineMapArrayAttr(maps)));
-    auto replacement = OpTy::create(rewriter, op.getLoc(), op->getResultTypes(),
-                                    inputs, op.getDpsInits(), attributes);
-    rewriter.replaceOp(op, replacement->getResults());
+    replaceContraction(op, maps, inputs, rewriter);
     return success();
   }
 };
@@ -96,14 +104,7 @@ void rewriteToReadThrough(OpTy op, Value from, Value to,
     maps[index] = foldIntoMap(maps[index], transpose);
     input = to;
   }
-  SmallVector<NamedAttribute> attributes =
-      llvm::to_vector(op->getDiscardableAttrs());
-  attributes.push_back(rewriter.getNamedAttr(
-      "indexing_maps", rewriter.getAffineMapArrayAttr(maps)));
-  rewriter.setInsertionPoint(op);
-  auto replacement = OpTy::create(rewriter, op.getLoc(), op->getResultTypes(),
-                                  inputs, op.getDpsInits(), attributes);
-  rewriter.replaceOp(op, replacement->getResults());
+  replaceContraction(op, maps, inputs, rewriter);
 }
 
 /// A recomputed matmul reads its inputs through a barrier: when a barrier

@@ -1500,6 +1500,27 @@ def _storage_of(e, what):
     return val.numel()
 
 
+def _check_strided_view(what, size, stride, offset, numel):
+    """The element count of the view (size, stride, offset) of `numel`
+    elements; an UnsupportedOp if it reaches outside them."""
+    count = math.prod(size)
+    last = offset + sum((d - 1) * st for d, st in zip(size, stride)) if count else offset
+    if count and (offset < 0 or last >= numel or min(stride, default=0) < 0):
+        raise UnsupportedOp(f"{what} {size} {stride} {offset} outside {numel} elements")
+    return count
+
+
+def _strided_address(op, offset, stride, first_dim):
+    """In a linalg.generic payload: the flat address offset + sum(index(d) *
+    stride) of the view element at loop dimensions first_dim, ..."""
+    at = op(f"arith.constant {offset} : index")
+    for i, st in enumerate(stride):
+        term = op(f"arith.muli {op(f'linalg.index {i + first_dim} : index')}, "
+                  f"{op(f'arith.constant {st} : index')} : index")
+        at = op(f"arith.addi {at}, {term} : index")
+    return at
+
+
 def _as_strided(e, x, size, stride, storage_offset=0):
     """The view whose element i is x's (row-major) element storage_offset +
     sum(i_k * stride_k): a reshape when that is x's elements in order, a
@@ -1507,10 +1528,7 @@ def _as_strided(e, x, size, stride, storage_offset=0):
     reads x with tensor.extract."""
     numel = _storage_of(e, "as_strided")
     size, stride, offset = list(size), list(stride), storage_offset or 0
-    count = math.prod(size)
-    last = offset + sum((d - 1) * st for d, st in zip(size, stride)) if count else offset
-    if count and (offset < 0 or last >= numel or min(stride, default=0) < 0):
-        raise UnsupportedOp(f"as_strided {size} {stride} {offset} outside {numel} elements")
+    count = _check_strided_view("as_strided", size, stride, offset, numel)
     flat = e.reshape(x, [numel])
     if _strided_block(size, stride):
         return e.reshape(e.slice_nd(flat, [offset], [count]), size)
@@ -1518,11 +1536,7 @@ def _as_strided(e, x, size, stride, storage_offset=0):
 
     def body(a, fresh):
         op = _Payload(fresh)
-        at = op(f"arith.constant {offset} : index")
-        for i, st in enumerate(stride):
-            term = op(f"arith.muli {op(f'linalg.index {i} : index')}, "
-                      f"{op(f'arith.constant {st} : index')} : index")
-            at = op(f"arith.addi {at}, {term} : index")
+        at = _strided_address(op, offset, stride, 0)
         result = op(f"tensor.extract {flat.name}[{at}] : {flat.type}")
         return op.text(), result
 
@@ -1540,11 +1554,7 @@ def _as_strided_scatter(e, x, src, size, stride, storage_offset=0):
     wins)."""
     numel = _storage_of(e, "as_strided_scatter")
     size, stride, offset = list(size), list(stride), storage_offset or 0
-    count = math.prod(size)
-    last = offset + sum((d - 1) * st for d, st in zip(size, stride)) if count else offset
-    if count and (offset < 0 or last >= numel or min(stride, default=0) < 0):
-        raise UnsupportedOp(f"as_strided_scatter {size} {stride} {offset} outside {numel} "
-                            f"elements")
+    count = _check_strided_view("as_strided_scatter", size, stride, offset, numel)
     flat = e.reshape(x, [numel])
     part = e.convert(e.broadcast_to(src, size), x.dtype)
     if _strided_block(size, stride):
@@ -1557,11 +1567,7 @@ def _as_strided_scatter(e, x, src, size, stride, storage_offset=0):
     def body(a, fresh):
         value, acc = a
         op = _Payload(fresh)
-        at = op(f"arith.constant {offset} : index")
-        for i, st in enumerate(stride):
-            term = op(f"arith.muli {op(f'linalg.index {i + 1} : index')}, "
-                      f"{op(f'arith.constant {st} : index')} : index")
-            at = op(f"arith.addi {at}, {term} : index")
+        at = _strided_address(op, offset, stride, 1)
         hit = op(f"arith.cmpi eq, {at}, {op('linalg.index 0 : index')} : index")
         result = op(f"arith.select {hit}, {value}, {acc} : {x.dtype}")
         return op.text(), result

@@ -63,7 +63,7 @@ def opt(out, src, passes):
     return out
 
 
-def run(step, inputs, outdir):
+def run(step, inputs, outdir, outputs):
     # -O0: on a whole network LLVM's -O3 compile, not the step, is most of
     # each run (ResNet-18: 12 s at -O3, 3 s at -O0); every run of one check
     # compiles at the same level, and the kernels (BLAS, convolutions) are
@@ -74,7 +74,7 @@ def run(step, inputs, outdir):
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         fail(f"{os.path.basename(step)}: remat-run failed\n{r.stdout}{r.stderr}")
-    return [os.path.join(outdir, f"out{i}.npy") for i in range(len(m["outputs"]))]
+    return [os.path.join(outdir, f"out{i}.npy") for i in range(len(outputs))]
 
 
 def fail(message):
@@ -89,11 +89,11 @@ d = os.path.join(workdir, f"{name}-dropout")
 m = export(d)
 src = os.path.join(d, "step.mlir")
 base = run(opt(os.path.join(d, "base.mlir"), src, []), m["inputs"],
-           os.path.join(d, "out-base"))
+           os.path.join(d, "out-base"), m["outputs"])
 for policy in POLICIES:
     passes = POLICIES[policy]
     variant = opt(os.path.join(d, f"{policy}.mlir"), src, passes + AFTER)
-    outs = run(variant, m["inputs"], os.path.join(d, f"out-{policy}"))
+    outs = run(variant, m["inputs"], os.path.join(d, f"out-{policy}"), m["outputs"])
     for out, got, want in zip(m["outputs"], outs, base):
         got, want = np.load(got), np.load(want)
         if got.dtype != want.dtype or got.shape != want.shape or \
@@ -110,7 +110,7 @@ refs = [np.load(p) for p in m["reference"]]
 for policy in EAGER_POLICIES:
     passes = [] if policy == "none" else POLICIES[policy]
     step = opt(os.path.join(d, f"{policy}.mlir"), src, passes + (AFTER if passes else []))
-    outs = run(step, m["inputs"], os.path.join(d, f"out-{policy}"))
+    outs = run(step, m["inputs"], os.path.join(d, f"out-{policy}"), m["outputs"])
     worst = (0.0, "")
     floor = FLOOR * max(float(np.max(np.abs(r))) for r in refs[1:])
     for i, (out, ref) in enumerate(zip(m["outputs"], refs)):
