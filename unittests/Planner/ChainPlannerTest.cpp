@@ -12,6 +12,8 @@
 
 #include "gtest/gtest.h"
 
+#include "TestTrials.h"
+
 #include <cstdio>
 #include <functional>
 #include <limits>
@@ -86,7 +88,7 @@ TEST(ChainPlannerTest, DynamicProgramEqualsBruteForce) {
     return std::uniform_int_distribution<int>(lo, hi)(rng);
   };
   int chains = 0, limits = 0, plans = 0, nestedOptima = 0;
-  for (int trial = 0; trial < 420; ++trial) {
+  for (int trial = 0; trial < remat::test::scaledTrials(420); ++trial) {
     unsigned n = 1 + trial % 6;
     std::vector<ChainStage> chain(n);
     for (ChainStage &stage : chain) {

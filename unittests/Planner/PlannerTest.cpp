@@ -30,6 +30,8 @@
 
 #include "gtest/gtest.h"
 
+#include "TestTrials.h"
+
 #include <cstdio>
 #include <map>
 #include <random>
@@ -263,13 +265,14 @@ protected:
 };
 
 TEST_F(PlannerTest, BudgetEqualsBruteForceAndIsMonotone) {
+  constexpr int kTrials = remat::test::scaledTrials(240);
   std::mt19937 rng(2016);
   int cases = 0, budgets = 0, heuristicOptimal = 0, heuristicAnswered = 0;
   double worstGap = 0;
   int ilpBudgets = 0, ilpClosed = 0, ilpEvaluations = 0, boundTight = 0;
   int64_t boundSum = 0, optimumSum = 0;
   int chainPlans = 0, chainAgree = 0, belowOneSegment = 0;
-  for (int trial = 0; trial < 240; ++trial) {
+  for (int trial = 0; trial < kTrials; ++trial) {
     bool chain = trial % 2 == 0;
     int n = 1 + trial / 2 % 12;
     std::string source = randomStep(rng, n, chain);
@@ -416,13 +419,14 @@ TEST_F(PlannerTest, BudgetEqualsBruteForceAndIsMonotone) {
               "marking at %d budgets; the chain model predicts the measured "
               "peak of %d of its %d plans on the chains\n",
               belowOneSegment, chainAgree, chainPlans);
-  EXPECT_EQ(cases, 240);
+  EXPECT_EQ(cases, kTrials);
 }
 
 TEST_F(PlannerTest, NestedEqualsBruteForceOnSmallGraphs) {
+  constexpr int kTrials = remat::test::scaledTrials(54);
   std::mt19937 rng(1999);
   int cases = 0, budgets = 0, nestedWins = 0, plans = 0;
-  for (int trial = 0; trial < 54; ++trial) {
+  for (int trial = 0; trial < kTrials; ++trial) {
     // Chains whose ops read only the op before, chains whose binary ops
     // may also read an earlier value, and DAGs.
     int shape = trial % 3;
@@ -484,10 +488,11 @@ TEST_F(PlannerTest, NestedEqualsBruteForceOnSmallGraphs) {
               "pass, %d budgets: budget planner = brute force on all; "
               "nesting beats every one-segment marking at %d budgets\n",
               cases, plans, budgets, nestedWins);
-  EXPECT_EQ(cases, 54);
+  EXPECT_EQ(cases, kTrials);
 }
 
 TEST_F(PlannerTest, ChainProgramIsExactOnChains) {
+  constexpr int kTrials = remat::test::scaledTrials(90);
   // Chains whose every op reads only the op before: the chain model must be
   // the measured profile on every nested plan at any depth, and the chain
   // dynamic program alone (no enumeration, no pool, no ILP), each plan
@@ -496,7 +501,7 @@ TEST_F(PlannerTest, ChainProgramIsExactOnChains) {
   // against the pass.
   std::mt19937 rng(2000);
   int cases = 0, budgets = 0, exact = 0, plans = 0, modelAgrees = 0;
-  for (int trial = 0; trial < 90; ++trial) {
+  for (int trial = 0; trial < kTrials; ++trial) {
     int n = 1 + trial % 6;
     std::string source = randomStep(rng, n, /*chain=*/true, /*strict=*/true);
     OwningOpRef<ModuleOp> module =
