@@ -274,6 +274,24 @@ def mobilenet_v2(dropout=0.2, checkpoint=True, batch=2, size=32, classes=10,
     return Classifier(net), _images(batch, size, classes)
 
 
+def densenet121(dropout=0.1, checkpoint=True, batch=2, size=32, classes=10, growth=8,
+                blocks=(2, 2), init_features=16, bn_size=2):
+    """torchvision's DenseNet as densenet121 builds it (dense blocks of
+    BN-ReLU-1x1-BN-ReLU-3x3 layers concatenating their inputs, transitions
+    with average pooling, dropout after each layer at `drop_rate`), scaled
+    down: growth rate `growth`, dense blocks of `blocks` layers (densenet121:
+    32, (6, 12, 24, 16)). With checkpoint, memory_efficient=True: each
+    layer's concatenation and bottleneck run under the model's own
+    torch.utils.checkpoint, which the exporter turns into segments."""
+    import torchvision
+    torch.manual_seed(0)
+    net = torchvision.models.DenseNet(growth_rate=growth, block_config=blocks,
+                                      num_init_features=init_features, bn_size=bn_size,
+                                      drop_rate=dropout, num_classes=classes,
+                                      memory_efficient=checkpoint)
+    return Classifier(net), _images(batch, size, classes)
+
+
 def vit(dropout=0.1, checkpoint=True, batch=2, size=32, classes=10, patch=8, layers=2,
         heads=2, width=32):
     """torchvision's VisionTransformer (patch embedding as a strided
@@ -422,5 +440,6 @@ def llama(dropout=0.1, checkpoint=True, batch=2, seq=16, vocab=96, width=32, lay
 
 ZOO = {"mlp": mlp, "gpt_block": gpt_block, "densenet_block": densenet_block,
        "resnet_block": resnet_block, "resnet18": resnet18, "mobilenet_v2": mobilenet_v2,
+       "densenet121": densenet121,
        "gpt2": gpt2, "bert": bert, "llama": llama, "vit": vit,
        "efficientnet_b0": efficientnet_b0, "convnext": convnext}
