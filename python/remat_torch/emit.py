@@ -802,14 +802,45 @@ def _embedding_dense_backward(e, grad, indices, num_weights, padding_idx,
 
 
 def _index_put(e, dest, indices, values, accumulate=False):
-    """dest[index] += values along the first dimension (the decomposed
-    backward of embedding and indexing); the overwriting form, whose result
-    with repeated indices PyTorch leaves undefined, is not mapped."""
+    """dest with `values` added at the elements dest[i0, i1, ...] names
+    (see _AdvancedIndex; the decomposed backward of embedding and of
+    advanced indexing). One index tensor on the first dimension adds rows
+    (_scatter_add_rows); otherwise a linalg.generic over dest's elements
+    that reduces over the index positions in order, adding the values of
+    those that name the element (a negative index counts from the end; one
+    outside its dimension names no element, where PyTorch raises). The
+    overwriting form, whose result with repeated indices PyTorch leaves
+    undefined, is not mapped."""
     if not accumulate:
         raise UnsupportedOp("index_put without accumulate=True")
-    if len(indices) != 1 or indices[0] is None:
-        raise UnsupportedOp("index_put with other than one index tensor, on dimension 0")
-    return _scatter_add_rows(e, dest, indices[0], values)
+    if not is_float(dest.dtype):
+        raise UnsupportedOp(f"index_put into a {dest.dtype} tensor")
+    if len(indices) == 1 and indices[0] is not None and indices[0].dtype != "i1":
+        return _scatter_add_rows(e, dest, indices[0], values)
+    ix = _AdvancedIndex(e, dest.shape, indices)
+    rank = len(dest.shape)
+    values = e.convert(e.broadcast_to(values, ix.shape), dest.dtype)
+    # Loop dimensions: d0 ... over dest's elements, then one per dimension
+    # of the index positions (reductions, in row-major order).
+    bdims = [f"d{rank + j}" for j in range(len(ix.b))]
+    value_map = [f"d{i}" for i in ix.before] + bdims + [f"d{i}" for i in ix.after]
+    ident = ", ".join(f"d{i}" for i in range(rank))
+
+    def body(a, fresh):
+        op = _Payload(fresh)
+        hit = None
+        for k, i in enumerate(ix.at):
+            coord = op(f"arith.index_cast {op(f'linalg.index {i} : index')} : index to i64")
+            eq = op(f"arith.cmpi eq, {ix.wrapped(op, a[k], dest.shape[i])}, {coord} : i64")
+            hit = eq if hit is None else op(f"arith.andi {hit}, {eq} : i1")
+        value, acc = a[len(ix.at)], a[len(ix.at) + 1]
+        added = op(f"arith.addf {acc}, {value} : {dest.dtype}")
+        result = op(f"arith.select {hit}, {added}, {acc} : {dest.dtype}")
+        return op.text(), result
+
+    maps = [", ".join(bdims) for _ in ix.at] + [", ".join(value_map), ident]
+    iterators = ["parallel"] * rank + ["reduction"] * len(ix.b)
+    return e.generic(ix.values + [values], maps, dest.shape, iterators, body, init=dest)
 
 
 def _index_select(e, a, dim, index):
@@ -1401,53 +1432,70 @@ def _slice_scatter(e, dest, src, dim=0, start=None, end=None, step=1):
     return e.insert(e.convert(src, dest.dtype), dest, offsets, strides)
 
 
+class _AdvancedIndex:
+    """The layout of x[i0, i1, ...] with integer index tensors (PyTorch's
+    advanced indexing; None keeps a dimension whole), shared by indexing
+    and its backward (index_put): the index tensors broadcast to one shape
+    `b`, which takes the place of the indexed dimensions `at` when they are
+    adjacent and comes first otherwise; `before` and `after` are x's kept
+    dimensions on either side of it, `shape` the result's."""
+
+    def __init__(self, e, x_shape, indices):
+        rank = len(x_shape)
+        indices = list(indices) + [None] * (rank - len(indices))
+        self.at = [i for i, ix in enumerate(indices) if ix is not None]
+        if not self.at:
+            raise UnsupportedOp("indexing without an index tensor")
+        for i in self.at:
+            if indices[i].dtype == "i1":
+                raise UnsupportedOp("indexing with a boolean mask (its result's shape "
+                                    "depends on the mask's values)")
+        self.b = list(broadcast_shape(*[indices[i].shape for i in self.at]))
+        self.values = [e.convert(e.broadcast_to(indices[i], self.b), "i64")
+                       for i in self.at]
+        rest = [i for i in range(rank) if indices[i] is None]
+        adjacent = self.at == list(range(self.at[0], self.at[-1] + 1))
+        first = self.at[0] if adjacent else 0
+        self.before = [i for i in rest if i < first]
+        self.after = [i for i in rest if i >= first]
+        self.shape = ([x_shape[i] for i in self.before] + self.b +
+                      [x_shape[i] for i in self.after])
+
+    @staticmethod
+    def wrapped(op, value, size):
+        """An i64 index `value` of a dimension of `size`, a negative one
+        counted from the end."""
+        zero = op("arith.constant 0 : i64")
+        neg = op(f"arith.cmpi slt, {value}, {zero} : i64")
+        wrapped = op(f"arith.addi {value}, {op(f'arith.constant {size} : i64')} : i64")
+        return op(f"arith.select {neg}, {wrapped}, {value} : i64")
+
+
 def _index_tensor(e, x, indices):
-    """x[i0, i1, ...] with integer index tensors (PyTorch's advanced
-    indexing; None keeps a dimension whole): the index tensors broadcast
-    to one shape B, which takes the place of the indexed dimensions when
-    they are adjacent and comes first otherwise. A linalg.generic over the
+    """x[i0, i1, ...] (see _AdvancedIndex): a linalg.generic over the
     result that reads x with tensor.extract; a negative index counts from
     the end, and one outside the dimension is clamped (PyTorch raises)."""
-    rank = len(x.shape)
-    indices = list(indices) + [None] * (rank - len(indices))
-    at = [i for i, ix in enumerate(indices) if ix is not None]
-    for i in at:
-        if indices[i].dtype == "i1":
-            raise UnsupportedOp("indexing with a boolean mask (its result's shape depends "
-                                "on the mask's values)")
-    b = broadcast_shape(*[indices[i].shape for i in at])
-    index_vals = [e.convert(e.broadcast_to(indices[i], b), "i64") for i in at]
-    rest = [i for i in range(rank) if indices[i] is None]
-    adjacent = at == list(range(at[0], at[-1] + 1))
-    first = at[0] if adjacent else 0
-    # The result's dimensions: x's kept dimensions before `first`, B, the rest.
-    before = [i for i in rest if i < first]
-    after = [i for i in rest if i >= first]
-    shape = [x.shape[i] for i in before] + list(b) + [x.shape[i] for i in after]
-    out_rank = len(shape)
-    bdims = [f"d{len(before) + j}" for j in range(len(b))]
+    ix = _AdvancedIndex(e, x.shape, indices)
+    rank, out_rank = len(x.shape), len(ix.shape)
+    bdims = [f"d{len(ix.before) + j}" for j in range(len(ix.b))]
     ident = ", ".join(f"d{i}" for i in range(out_rank))
 
     def body(a, fresh):
         op = _Payload(fresh)
         coords = {}
-        for k, i in enumerate(at):
-            size = x.shape[i]
-            v = a[k]
-            zero = op("arith.constant 0 : i64")
-            neg = op(f"arith.cmpi slt, {v}, {zero} : i64")
-            wrapped = op(f"arith.addi {v}, {op(f'arith.constant {size} : i64')} : i64")
-            coords[i] = op.clamped_index(op(f"arith.select {neg}, {wrapped}, {v} : i64"), size)
-        for pos, i in enumerate(before):
+        for k, i in enumerate(ix.at):
+            coords[i] = op.clamped_index(ix.wrapped(op, a[k], x.shape[i]), x.shape[i])
+        for pos, i in enumerate(ix.before):
             coords[i] = op(f"linalg.index {pos} : index")
-        for pos, i in enumerate(after):
-            coords[i] = op(f"linalg.index {len(before) + len(b) + pos} : index")
+        for pos, i in enumerate(ix.after):
+            coords[i] = op(f"linalg.index {len(ix.before) + len(ix.b) + pos} : index")
         result = op(f"tensor.extract {x.name}[{', '.join(coords[i] for i in range(rank))}] "
                     f": {x.type}")
         return op.text(), result
 
-    maps = [", ".join(bdims) for _ in at] + [ident]
-    return e.generic(index_vals, maps, shape, ["parallel"] * out_rank, body, dtype=x.dtype)
+    maps = [", ".join(bdims) for _ in ix.at] + [ident]
+    return e.generic(ix.values, maps, ix.shape, ["parallel"] * out_rank, body,
+                     dtype=x.dtype)
 
 
 def _bernoulli(e, x, p, generator=None):

@@ -2,7 +2,8 @@
 transformers, torchvision and timm models of the zoo add to op_forms.py's:
 a causal and padding attention mask built from arange, le, index.Tensor
 (adjacent, separated and None-kept indices, a negative index) and
-bitwise_and; the attention guard for fully masked rows (eq, logical_not,
+bitwise_and; advanced indexing of an activation with several index tensors
+(its backward an index_put that accumulates); the attention guard for fully masked rows (eq, logical_not,
 any.dim); rotary-style halves (slices, whose backward is slice_scatter);
 RMSNorm (pow, mean, rsqrt); F.pad of int64 labels and of an activation
 (constant_pad_nd); stochastic depth (empty, bernoulli.p); in-place dropout
@@ -27,6 +28,12 @@ class Net(nn.Module):
         h = self.tokens(ids)                                        # [2, 6, 8]
         # RMSNorm (Llama's): x * rsqrt(mean(x ** 2) + eps) * scale
         h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6) * self.scale
+        # advanced indexing of an activation with several index tensors,
+        # adjacent (a repeated and a negative index) and separated: the
+        # backward is index_put that accumulates
+        rows = h[torch.arange(b)[:, None], torch.tensor([0, 2, 2, -1])]  # [2, 4, 8]
+        cols = h[torch.tensor([1, 0]), :, torch.tensor([3, -1])]        # [2, 6]
+        h = h + rows.mean(1, keepdim=True) + cols[:, :, None] * 0.25
         # rotary-style halves: the slices' backward is slice_scatter
         half = h.shape[-1] // 2
         h = h + torch.cat([-h[..., half:], h[..., :half]], dim=-1) * 0.5
