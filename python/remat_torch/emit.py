@@ -889,12 +889,18 @@ def _addmm(e, bias, a, b, beta=1, alpha=1):
 
 
 def _slice(e, a, dim=0, start=None, end=None, step=1):
-    if step != 1:
-        raise UnsupportedOp("slice with a step other than 1")
-    n = a.shape[dim % len(a.shape)]
-    start = 0 if start is None else (start + n if start < 0 else min(start, n))
-    end = n if end is None else (end + n if end < 0 else min(end, n))
-    return e.extract_slice(a, dim % len(a.shape), start, end - start)
+    """a[start:end:step] along `dim` (Python's bounds: negative ones count
+    from the end, both clamped to the dimension), a strided
+    tensor.extract_slice; its backward, slice_scatter, inserts with the
+    same stride."""
+    if step < 1:
+        raise UnsupportedOp(f"slice with step {step}")
+    dim %= len(a.shape)
+    n = a.shape[dim]
+    start = 0 if start is None else (max(start + n, 0) if start < 0 else min(start, n))
+    end = n if end is None else (max(end + n, 0) if end < 0 else min(end, n))
+    size = max(0, -(-(end - start) // step))
+    return e.extract_slice(a, dim, start, size, step)
 
 
 def _split(e, a, size, dim=0):

@@ -5,6 +5,7 @@ a causal and padding attention mask built from arange, le, index.Tensor
 bitwise_and; advanced indexing of an activation with several index tensors
 (its backward an index_put that accumulates); the attention guard for fully masked rows (eq, logical_not,
 any.dim); rotary-style halves (slices, whose backward is slice_scatter);
+strided slices (Swin's patch merging);
 RMSNorm (pow, mean, rsqrt); F.pad of int64 labels and of an activation
 (constant_pad_nd); stochastic depth (empty, bernoulli.p); in-place dropout
 (empty_permuted, bernoulli.p, copy); and an as_strided view."""
@@ -37,6 +38,8 @@ class Net(nn.Module):
         # rotary-style halves: the slices' backward is slice_scatter
         half = h.shape[-1] // 2
         h = h + torch.cat([-h[..., half:], h[..., :half]], dim=-1) * 0.5
+        # strided slices (Swin's patch merging): even and odd channels
+        h = h + torch.cat([h[..., 0::2], h[..., 1::2]], dim=-1) * 0.125
         # causal and padding mask (transformers' masking_utils)
         pos = torch.arange(t)
         causal = pos[None, :] <= pos[:, None]                       # [6, 6]
