@@ -10,11 +10,16 @@
 
 include "mlir/Pass/PassBase.td"
 
-def ConvertRematToStandardPass
-    : Pass<"convert-remat-to-standard", "mlir::ModuleOp"> {
-  let summary = "Lower remat ops to linalg, arith and plain control flow";
+def ConvertRematToLinalgPass
+    : Pass<"convert-remat-to-linalg", "mlir::ModuleOp"> {
+  let summary = "Lower remat ops to linalg, arith and func";
   let description = [{
-    Lowers what remains of the remat dialect before bufferization:
+    Lowers what remains of the remat dialect before bufferization, by a
+    partial dialect conversion with the patterns and legality of
+    `include/remat/Conversion/RematToLinalg/RematToLinalg.h`
+    (`populateRematToLinalgConversionPatterns`,
+    `configureRematToLinalgConversionLegality`), which another compiler can
+    use inside its own conversion:
 
     * `remat.philox_uniform` becomes a `linalg.generic` that computes
       Philox4x32-10 with `arith` ops, bit-exactly as the runtime's reference
@@ -24,7 +29,8 @@ def ConvertRematToStandardPass
       seed the host gave the step's generator (`remat-run --rng-seed`);
     * `remat.backward` is inlined into the function: its ops run after the
       forward ops and its yielded values replace its results;
-    * the contract's `remat.*` attributes are dropped;
+    * the contract's `remat.*` attributes are dropped (by the pass, after
+      the conversion);
     * `remat.barrier` is kept: it must outlive bufferization so that nothing
       merges recomputed ops with their originals; `-remat-strip-barriers`
       removes it afterwards.

@@ -71,7 +71,7 @@ void remat::buildRematBufferizePipeline(OpPassManager &pm, bool fuseElementwise,
   // Tensors: what the backward can rebuild from arguments is not kept for it,
   // remat ops to upstream ops, elementwise ops to (fused) linalg.
   pm.addNestedPass<func::FuncOp>(createRematRecomputeFromArgumentsPass());
-  pm.addPass(createConvertRematToStandardPass());
+  pm.addPass(createConvertRematToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createRematFoldTransposesPass());
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createRematFoldBroadcastsPass());
