@@ -96,11 +96,11 @@ TEST_F(RematToLinalgTest, LowersInsideAnotherConversion) {
   ASSERT_TRUE(seed);
   EXPECT_TRUE(seed.isExternal());
   std::vector<std::string> expected = {
-      "func.call",      // the seed
-      "tensor.empty",  "linalg.generic", // the Philox numbers
-      "linalg.generic",                  // tanh
-      "remat.barrier", "linalg.generic", // the clone's tanh
-      "linalg.generic",                  // mulf
+      "func.call",                        // the seed
+      "tensor.empty",   "linalg.generic", // the Philox numbers
+      "linalg.generic",                   // tanh
+      "remat.barrier",  "linalg.generic", // the clone's tanh
+      "linalg.generic",                   // mulf
       "func.return"};
   EXPECT_EQ(opNames(*module, "step"), expected);
 }
@@ -115,9 +115,8 @@ TEST_F(RematToLinalgTest, LeavesStatefulRandomOpsIllegal) {
                                                              &context);
   ASSERT_TRUE(module);
   // Its bits would differ on every run: no pattern lowers it.
-  ScopedDiagnosticHandler silence(&context, [](Diagnostic &) {
-    return success();
-  });
+  ScopedDiagnosticHandler silence(&context,
+                                  [](Diagnostic &) { return success(); });
   EXPECT_TRUE(failed(convert(*module)));
 }
 

@@ -3,9 +3,8 @@
 // This file implements the lowering of remat's ops to linalg, arith and func
 // as conversion patterns (Philox4x32-10 as arith ops in a linalg.generic, the
 // generator's seed as a call into the runtime, the backward region inlined
-// into its function), -convert-remat-to-linalg, which applies them and drops
-// the contract's attributes, and -remat-strip-barriers, which drops barriers
-// once buffers are in place.
+// into its function) and -convert-remat-to-linalg, which applies them and
+// drops the contract's attributes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,7 +26,6 @@
 
 namespace remat {
 #define GEN_PASS_DEF_CONVERTREMATTOLINALGPASS
-#define GEN_PASS_DEF_REMATSTRIPBARRIERSPASS
 #include "remat/Conversion/Passes.h.inc"
 } // namespace remat
 
@@ -297,18 +295,6 @@ struct ConvertRematToLinalgPass
       return signalPassFailure();
     for (auto function : module.getOps<func::FuncOp>())
       dropContractAttributes(function);
-  }
-};
-
-struct RematStripBarriersPass
-    : remat::impl::RematStripBarriersPassBase<RematStripBarriersPass> {
-  using RematStripBarriersPassBase::RematStripBarriersPassBase;
-
-  void runOnOperation() override {
-    IRRewriter rewriter(&getContext());
-    getOperation().walk([&](BarrierOp barrier) {
-      rewriter.replaceOp(barrier, barrier.getInputs());
-    });
   }
 };
 
