@@ -23,6 +23,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -157,8 +158,56 @@ constexpr int kExitUsage = 2;
 // Value layouts
 //===----------------------------------------------------------------------===//
 
-/// The largest rank of a tensor result whose descriptor remat-run reads.
-constexpr int64_t kMaxResultRank = 8;
+/// Bytes of StridedMemRefType<T, rank>: its rank-0 fields (allocated and
+/// aligned pointers, offset), then `rank` sizes and `rank` strides.
+int64_t getDescriptorSize(int64_t rank) {
+  return sizeof(StridedMemRefType<char, 0>) + 2 * rank * sizeof(int64_t);
+}
+
+/// The descriptor of an argument's contiguous buffer. Its rank is known only
+/// once the step is read, and StridedMemRefType and OwningMemRef take theirs
+/// as a template parameter, so it is StridedMemRefType<T, rank> laid out the
+/// way DynamicMemRefType reads one of any rank: StridedMemRefType<T, 1>'s
+/// fields, with `rank` sizes and then `rank` strides.
+class ArgumentDescriptor {
+public:
+  ArgumentDescriptor(uint8_t *data, ArrayRef<int64_t> shape)
+      : storage(getDescriptorSize(shape.size()) / sizeof(int64_t)) {
+    auto *descriptor = getDescriptor();
+    descriptor->basePtr = descriptor->data = data;
+    descriptor->offset = 0;
+    int64_t rank = shape.size();
+    int64_t *sizes = storage.data() + 3, *strides = sizes + rank;
+    int64_t stride = 1;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      sizes[d] = shape[d];
+      strides[d] = stride;
+      stride *= shape[d];
+    }
+  }
+
+  using Rank1 = StridedMemRefType<uint8_t, 1>;
+  Rank1 *getDescriptor() {
+    static_assert(offsetof(Rank1, sizes) == 3 * sizeof(int64_t),
+                  "sizes follow the pointers and the offset");
+    return reinterpret_cast<Rank1 *>(storage.data());
+  }
+
+private:
+  std::vector<int64_t> storage;
+};
+
+/// Copies the elements of the result whose descriptor, of rank `rank`, is at
+/// `slot` into `out` in row-major order, as elements of `T` (an unsigned
+/// integer of the element's size: the bits are copied, not converted).
+/// Returns the result's allocated pointer.
+template <typename T>
+void *copyResult(void *slot, int64_t rank, int64_t numElements, uint8_t *out) {
+  DynamicMemRefType<T> result(::UnrankedMemRefType<T>{rank, slot});
+  if (numElements != 0)
+    std::copy(result.begin(), result.end(), reinterpret_cast<T *>(out));
+  return result.basePtr;
+}
 
 /// How one argument or result of the entry function is laid out: a ranked
 /// tensor (a memref descriptor at the C interface) or a scalar.
@@ -178,10 +227,9 @@ struct ValueSpec {
   }
   int64_t numBytes() const { return numElements() * elementSize; }
   /// Bytes of the value's slot at the C interface: a descriptor
-  /// {allocated, aligned, offset, sizes[rank], strides[rank]} or the scalar.
+  /// (StridedMemRefType<T, rank>) or the scalar.
   int64_t slotSize() const {
-    return isTensor ? 8 * (3 + 2 * static_cast<int64_t>(shape.size()))
-                    : elementSize;
+    return isTensor ? getDescriptorSize(shape.size()) : elementSize;
   }
   int64_t slotAlignment() const { return isTensor ? 8 : elementSize; }
 };
@@ -327,11 +375,6 @@ Program compile(MLIRContext &context, StringRef path) {
     if (!spec)
       fail(kExitUsage, "result #" + Twine(i) + " of @" + entry +
                            " has unsupported type " + describe(type));
-    if (spec->shape.size() > kMaxResultRank)
-      fail(kExitUsage, "result #" + Twine(i) + " of @" + entry + " has rank " +
-                           Twine(spec->shape.size()) +
-                           "; results of rank above " + Twine(kMaxResultRank) +
-                           " are not supported");
     program.results.push_back(*spec);
   }
   program.resultThroughPointer =
@@ -585,7 +628,8 @@ RunResult runOnce(Program &program, const std::vector<NpyArray> &inputs) {
   size_t numArgs = program.args.size();
   std::vector<std::vector<uint8_t>> argData(numArgs);
   std::vector<uint8_t *> argBuffers(numArgs);
-  std::vector<std::vector<int64_t>> descriptors(numArgs);
+  std::vector<ArgumentDescriptor> descriptors;
+  descriptors.reserve(numArgs);
   std::vector<void *> descriptorPtrs(numArgs);
   SmallVector<void *> packed;
 
@@ -604,18 +648,8 @@ RunResult runOnce(Program &program, const std::vector<NpyArray> &inputs) {
       packed.push_back(aligned);
       continue;
     }
-    int64_t rank = spec.shape.size();
-    std::vector<int64_t> &desc = descriptors[i];
-    desc.assign(3 + 2 * rank, 0);
-    desc[0] = reinterpret_cast<int64_t>(aligned);
-    desc[1] = reinterpret_cast<int64_t>(aligned);
-    int64_t stride = 1;
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      desc[3 + d] = spec.shape[d];
-      desc[3 + rank + d] = stride;
-      stride *= spec.shape[d];
-    }
-    descriptorPtrs[i] = desc.data();
+    descriptorPtrs[i] =
+        descriptors.emplace_back(aligned, spec.shape).getDescriptor();
     packed.push_back(&descriptorPtrs[i]);
   }
   if (!program.resultThroughPointer && !program.results.empty())
@@ -643,20 +677,27 @@ RunResult runOnce(Program &program, const std::vector<NpyArray> &inputs) {
     if (!spec.isTensor) {
       std::memcpy(array.data.data(), slot, spec.elementSize);
     } else {
-      int64_t desc[3 + 2 * kMaxResultRank];
-      int64_t rank = spec.shape.size();
-      std::memcpy(desc, slot, 8 * (3 + 2 * rank));
-      auto *allocated = reinterpret_cast<void *>(desc[0]);
-      auto *data = reinterpret_cast<const uint8_t *>(desc[1]);
-      int64_t n = spec.numElements();
-      for (int64_t linear = 0; linear < n; ++linear) {
-        int64_t rest = linear, elementOffset = desc[2];
-        for (int64_t d = rank - 1; d >= 0; --d) {
-          elementOffset += (rest % spec.shape[d]) * desc[3 + rank + d];
-          rest /= spec.shape[d];
-        }
-        std::memcpy(array.data.data() + linear * spec.elementSize,
-                    data + elementOffset * spec.elementSize, spec.elementSize);
+      // The slot is a descriptor of the result's rank; the elements are
+      // copied as bits.
+      void *descriptor = const_cast<uint8_t *>(slot);
+      int64_t rank = spec.shape.size(), n = spec.numElements();
+      uint8_t *out = array.data.data();
+      void *allocated = nullptr;
+      switch (spec.elementSize) {
+      case 1:
+        allocated = copyResult<uint8_t>(descriptor, rank, n, out);
+        break;
+      case 2:
+        allocated = copyResult<uint16_t>(descriptor, rank, n, out);
+        break;
+      case 4:
+        allocated = copyResult<uint32_t>(descriptor, rank, n, out);
+        break;
+      case 8:
+        allocated = copyResult<uint64_t>(descriptor, rank, n, out);
+        break;
+      default:
+        llvm_unreachable("getValueSpec admits elements of 1, 2, 4 or 8 bytes");
       }
       // Returned buffers belong to the caller; arguments returned as they
       // are belong to this tool.
