@@ -268,6 +268,25 @@ std::optional<ValueSpec> getValueSpec(Type type) {
   return spec;
 }
 
+/// Copies the tensor result `spec` whose descriptor is at `slot` into `out`
+/// as bits, in row-major order; returns the result's allocated pointer.
+void *copyTensorResult(const ValueSpec &spec, void *slot,
+                       std::vector<uint8_t> &out) {
+  int64_t rank = spec.shape.size(), n = spec.numElements();
+  switch (spec.elementSize) {
+  case 1:
+    return copyResult<uint8_t>(slot, rank, n, out.data());
+  case 2:
+    return copyResult<uint16_t>(slot, rank, n, out.data());
+  case 4:
+    return copyResult<uint32_t>(slot, rank, n, out.data());
+  case 8:
+    return copyResult<uint64_t>(slot, rank, n, out.data());
+  default:
+    llvm_unreachable("getValueSpec admits elements of 1, 2, 4 or 8 bytes");
+  }
+}
+
 std::string describe(Type type) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -343,26 +362,9 @@ struct Program {
   int64_t resultStructSize = 0;
 };
 
-Program compile(MLIRContext &context, StringRef path) {
-  auto start = std::chrono::steady_clock::now();
-  Program program;
-  program.path = path.str();
-
-  std::string error;
-  std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(path, &error);
-  if (!buffer)
-    fail(kExitUsage, "cannot read '" + path + "': " + error);
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!module || failed(verifyTensorSizes(*module)))
-    std::exit(kExitUsage);
-
-  auto function = module->lookupSymbol<func::FuncOp>(entry);
-  if (!function || function.isExternal())
-    fail(kExitUsage, "'" + path + "' has no function @" + entry +
-                         " with a body (choose one with --entry)");
+/// Reads the layouts of the entry function's arguments and results, and
+/// where each result lies in the struct the C interface returns them in.
+void layOutValues(Program &program, func::FuncOp function) {
   for (auto [i, type] : llvm::enumerate(function.getArgumentTypes())) {
     std::optional<ValueSpec> spec = getValueSpec(type);
     if (!spec)
@@ -388,9 +390,12 @@ Program compile(MLIRContext &context, StringRef path) {
     alignment = std::max(alignment, spec.slotAlignment());
   }
   program.resultStructSize = llvm::alignTo(offset, alignment);
+}
 
-  function->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                    UnitAttr::get(&context));
+/// Lowers `module` for the target with the pipeline remat-run's flags
+/// choose; a step that does not lower exits with kExitMismatch.
+void lowerStep(ModuleOp module) {
+  MLIRContext &context = *module.getContext();
   PassManager pm(&context);
   // Steps in the IR contract may still draw from the stateful generator;
   // threading is a no-op on steps that were threaded before checkpointing.
@@ -413,9 +418,34 @@ Program compile(MLIRContext &context, StringRef path) {
     options.vectorBits = getHostVectorBits();
     buildRematLowerCPUPipeline(pm, options);
   }
-  if (failed(pm.run(*module)))
+  if (failed(pm.run(module)))
     std::exit(kExitMismatch);
+}
 
+/// The runtime functions the generated code calls (and, with CUDA, the CUDA
+/// runtime's), for the JIT's symbol resolution.
+llvm::orc::SymbolMap getRuntimeSymbols(llvm::orc::MangleAndInterner interner) {
+  llvm::orc::SymbolMap symbols;
+  size_t count;
+  const runtime::Symbol *table = runtime::getSymbols(count);
+  for (size_t i = 0; i < count; ++i)
+    symbols[interner(table[i].name)] = {
+        llvm::orc::ExecutorAddr::fromPtr(table[i].address),
+        llvm::JITSymbolFlags::Exported};
+#ifdef REMAT_ENABLE_CUDA
+  const cuda::Symbol *cudaTable = cuda::getSymbols(count);
+  for (size_t i = 0; i < count; ++i)
+    symbols[interner(cudaTable[i].name)] = {
+        llvm::orc::ExecutorAddr::fromPtr(cudaTable[i].address),
+        llvm::JITSymbolFlags::Exported};
+#endif
+  return symbols;
+}
+
+/// JIT-compiles the lowered `module` for the host CPU at --opt-level and
+/// looks up the entry point; failures exit with kExitMismatch.
+void jitStep(Program &program, ModuleOp module) {
+  const std::string &path = program.path;
   llvm::CodeGenOptLevel codeGenLevel =
       *llvm::CodeGenOpt::getLevel(static_cast<int>(optLevel.getValue()));
   // Without a target machine LLVM's vectorizers would see no vector
@@ -435,28 +465,12 @@ Program compile(MLIRContext &context, StringRef path) {
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = optimize;
   engineOptions.jitCodeGenOptLevel = codeGenLevel;
-  auto engine = ExecutionEngine::create(*module, engineOptions);
+  auto engine = ExecutionEngine::create(module, engineOptions);
   if (!engine)
     fail(kExitMismatch,
          "cannot JIT '" + path + "': " + llvm::toString(engine.takeError()));
   program.engine = std::move(*engine);
-  program.engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
-    llvm::orc::SymbolMap symbols;
-    size_t count;
-    const runtime::Symbol *table = runtime::getSymbols(count);
-    for (size_t i = 0; i < count; ++i)
-      symbols[interner(table[i].name)] = {
-          llvm::orc::ExecutorAddr::fromPtr(table[i].address),
-          llvm::JITSymbolFlags::Exported};
-#ifdef REMAT_ENABLE_CUDA
-    const cuda::Symbol *cudaTable = cuda::getSymbols(count);
-    for (size_t i = 0; i < count; ++i)
-      symbols[interner(cudaTable[i].name)] = {
-          llvm::orc::ExecutorAddr::fromPtr(cudaTable[i].address),
-          llvm::JITSymbolFlags::Exported};
-#endif
-    return symbols;
-  });
+  program.engine->registerSymbols(getRuntimeSymbols);
   // Runs the global constructors now that the runtime's symbols resolve:
   // for CUDA they load the step's cubins.
   program.engine->initialize();
@@ -467,6 +481,34 @@ Program compile(MLIRContext &context, StringRef path) {
     fail(kExitMismatch,
          "cannot JIT '" + path + "': " + llvm::toString(step.takeError()));
   program.step = *step;
+}
+
+Program compile(MLIRContext &context, StringRef path) {
+  auto start = std::chrono::steady_clock::now();
+  Program program;
+  program.path = path.str();
+
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(path, &error);
+  if (!buffer)
+    fail(kExitUsage, "cannot read '" + path + "': " + error);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  // Diagnostics of the parser and of the lowering point into the file.
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module || failed(verifyTensorSizes(*module)))
+    std::exit(kExitUsage);
+
+  auto function = module->lookupSymbol<func::FuncOp>(entry);
+  if (!function || function.isExternal())
+    fail(kExitUsage, "'" + path + "' has no function @" + entry +
+                         " with a body (choose one with --entry)");
+  layOutValues(program, function);
+  function->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                    UnitAttr::get(&context));
+  lowerStep(*module);
+  jitStep(program, *module);
   program.compileMs = std::chrono::duration<double, std::milli>(
                           std::chrono::steady_clock::now() - start)
                           .count();
@@ -677,28 +719,8 @@ RunResult runOnce(Program &program, const std::vector<NpyArray> &inputs) {
     if (!spec.isTensor) {
       std::memcpy(array.data.data(), slot, spec.elementSize);
     } else {
-      // The slot is a descriptor of the result's rank; the elements are
-      // copied as bits.
-      void *descriptor = const_cast<uint8_t *>(slot);
-      int64_t rank = spec.shape.size(), n = spec.numElements();
-      uint8_t *out = array.data.data();
-      void *allocated = nullptr;
-      switch (spec.elementSize) {
-      case 1:
-        allocated = copyResult<uint8_t>(descriptor, rank, n, out);
-        break;
-      case 2:
-        allocated = copyResult<uint16_t>(descriptor, rank, n, out);
-        break;
-      case 4:
-        allocated = copyResult<uint32_t>(descriptor, rank, n, out);
-        break;
-      case 8:
-        allocated = copyResult<uint64_t>(descriptor, rank, n, out);
-        break;
-      default:
-        llvm_unreachable("getValueSpec admits elements of 1, 2, 4 or 8 bytes");
-      }
+      void *allocated =
+          copyTensorResult(spec, const_cast<uint8_t *>(slot), array.data);
       // Returned buffers belong to the caller; arguments returned as they
       // are belong to this tool.
       if (isReturnedBuffer(allocated))
