@@ -816,6 +816,72 @@ void claimOptionNames() {
   claim(rngSeed, "rng-seed", "llvm-rng-seed");
 }
 
+/// Exits with a usage error for option values the parser accepts but
+/// remat-run cannot use.
+void checkOptionValues() {
+  if (repeat == 0)
+    fail(kExitUsage, "--repeat needs a positive count, got 0");
+  if (threads == 0 || threads > unsigned(std::numeric_limits<int>::max()))
+    fail(kExitUsage, "--threads needs an integer in [1, " +
+                         Twine(std::numeric_limits<int>::max()) + "], got " +
+                         Twine(unsigned(threads)));
+  if (optLevel > 3)
+    fail(kExitUsage,
+         "--opt-level needs 0, 1, 2 or 3, got " + Twine(unsigned(optLevel)));
+  if (device < 0)
+    fail(kExitUsage,
+         "--device needs a non-negative index, got " + Twine(int(device)));
+}
+
+/// Gives the runtimes the thread count and generator seed, and opens the
+/// CUDA device (before compiling: the cubin is built for its architecture).
+void setUpRuntimes() {
+  runtime::setBlasThreads(threads);
+  uint64_t seed = 0;
+  if (rngSeed.getNumOccurrences())
+    seed = rngSeed;
+  else if (randomInputs.getNumOccurrences())
+    seed = randomInputs;
+  runtime::setRngSeed(seed);
+  if (target == Target::CUDA) {
+#ifdef REMAT_ENABLE_CUDA
+    std::string error;
+    if (!cuda::initialize(device, error))
+      fail(kExitMismatch, error);
+#else
+    fail(kExitUsage, "--target cuda: remat-run was built without CUDA "
+                     "(REMAT_ENABLE_CUDA=OFF, no CUDA toolkit found)");
+#endif
+  }
+}
+
+/// Writes out0.npy, out1.npy, ... of `result` into --outputs.
+void writeOutputs(const RunResult &result) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
+    fail(kExitUsage, "cannot create '" + outputDir + "': " + ec.message());
+  for (auto [i, array] : llvm::enumerate(result.outputs)) {
+    llvm::SmallString<128> path(outputDir);
+    llvm::sys::path::append(path, "out" + std::to_string(i) + ".npy");
+    if (llvm::Error error = writeNpy(path, array))
+      fail(kExitUsage, llvm::toString(std::move(error)));
+  }
+}
+
+/// Exits with a usage error unless `other` takes the arguments `program`
+/// takes.
+void checkSameArguments(const Program &program, const Program &other) {
+  if (other.args.size() != program.args.size())
+    fail(kExitUsage, "'" + compareFile + "' @" + entry + " takes " +
+                         Twine(other.args.size()) + " arguments, '" +
+                         inputFile + "' takes " + Twine(program.args.size()));
+  for (auto [i, spec] : llvm::enumerate(other.args))
+    if (spec.type != program.args[i].type)
+      fail(kExitUsage, "argument #" + Twine(i) + " is " + describe(spec.type) +
+                           " in '" + compareFile + "' but " +
+                           describe(program.args[i].type) + " in '" +
+                           inputFile + "'");
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -840,37 +906,8 @@ int main(int argc, char **argv) {
           "that does not compile, 2 bad usage or inputs.\n",
           &llvm::errs()))
     return kExitUsage;
-  if (repeat == 0)
-    fail(kExitUsage, "--repeat needs a positive count, got 0");
-  if (threads == 0 || threads > unsigned(std::numeric_limits<int>::max()))
-    fail(kExitUsage, "--threads needs an integer in [1, " +
-                         Twine(std::numeric_limits<int>::max()) + "], got " +
-                         Twine(unsigned(threads)));
-  if (optLevel > 3)
-    fail(kExitUsage,
-         "--opt-level needs 0, 1, 2 or 3, got " + Twine(unsigned(optLevel)));
-  if (device < 0)
-    fail(kExitUsage,
-         "--device needs a non-negative index, got " + Twine(int(device)));
-
-  runtime::setBlasThreads(threads);
-  uint64_t seed = 0;
-  if (rngSeed.getNumOccurrences())
-    seed = rngSeed;
-  else if (randomInputs.getNumOccurrences())
-    seed = randomInputs;
-  runtime::setRngSeed(seed);
-  if (target == Target::CUDA) {
-#ifdef REMAT_ENABLE_CUDA
-    // Before compiling: the cubin is built for this device's architecture.
-    std::string error;
-    if (!cuda::initialize(device, error))
-      fail(kExitMismatch, error);
-#else
-    fail(kExitUsage, "--target cuda: remat-run was built without CUDA "
-                     "(REMAT_ENABLE_CUDA=OFF, no CUDA toolkit found)");
-#endif
-  }
+  checkOptionValues();
+  setUpRuntimes();
 
   DialectRegistry registry;
   registerCUDALoweringDialects(registry);
@@ -881,32 +918,15 @@ int main(int argc, char **argv) {
   std::vector<NpyArray> arrays = loadInputs(program);
   RunResult result = run(program, arrays);
 
-  if (!outputDir.empty()) {
-    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
-      fail(kExitUsage, "cannot create '" + outputDir + "': " + ec.message());
-    for (auto [i, array] : llvm::enumerate(result.outputs)) {
-      llvm::SmallString<128> path(outputDir);
-      llvm::sys::path::append(path, "out" + std::to_string(i) + ".npy");
-      if (llvm::Error error = writeNpy(path, array))
-        fail(kExitUsage, llvm::toString(std::move(error)));
-    }
-  }
+  if (!outputDir.empty())
+    writeOutputs(result);
   if (printStats)
     printStatsLine(program, result);
 
   if (compareFile.empty())
     return 0;
   Program other = compile(context, compareFile);
-  if (other.args.size() != program.args.size())
-    fail(kExitUsage, "'" + compareFile + "' @" + entry + " takes " +
-                         Twine(other.args.size()) + " arguments, '" +
-                         inputFile + "' takes " + Twine(program.args.size()));
-  for (auto [i, spec] : llvm::enumerate(other.args))
-    if (spec.type != program.args[i].type)
-      fail(kExitUsage, "argument #" + Twine(i) + " is " + describe(spec.type) +
-                           " in '" + compareFile + "' but " +
-                           describe(program.args[i].type) + " in '" +
-                           inputFile + "'");
+  checkSameArguments(program, other);
   RunResult otherResult = run(other, arrays);
   if (printStats)
     printStatsLine(other, otherResult);
