@@ -18,8 +18,6 @@
 using namespace mlir;
 using namespace remat;
 
-#include "remat/Analysis/CostModelInterface.cpp.inc"
-
 std::optional<int64_t> remat::getValueBytes(Value value) {
   Type type = value.getType();
   if (auto shaped = dyn_cast<ShapedType>(type)) {
@@ -155,9 +153,5 @@ void remat::registerCostModelExternalModels(DialectRegistry &registry) {
     attach<FreeCostModel, tensor::EmptyOp, tensor::ExtractSliceOp,
            tensor::InsertSliceOp, tensor::ConcatOp, tensor::ExpandShapeOp,
            tensor::CollapseShapeOp, tensor::ReshapeOp, tensor::CastOp>(ctx);
-  });
-  registry.addExtension(+[](MLIRContext *ctx, RematDialect *) {
-    attach<ElementwiseCostModel, PhiloxUniformOp, RngUniformOp>(ctx);
-    attach<FreeCostModel, BarrierOp, RngSeedOp>(ctx);
   });
 }

@@ -26,9 +26,7 @@ namespace remat {
 using namespace mlir;
 using namespace remat;
 
-namespace {
-
-std::string formatLocation(Location loc) {
+static std::string formatLocation(Location loc) {
   if (auto file = dyn_cast<FileLineColLoc>(loc))
     return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
             Twine(file.getColumn()))
@@ -42,6 +40,8 @@ std::string formatLocation(Location loc) {
   return "unknown";
 }
 
+namespace {
+
 /// Figures of one segment (or of the unmarked ops and arguments).
 struct SegmentFigures {
   int64_t ops = 0;
@@ -51,6 +51,151 @@ struct SegmentFigures {
   /// Indices into the profile's saved values.
   SmallVector<unsigned> saved;
 };
+
+/// The figures of every segment of a step, by segment path (the empty path
+/// for unmarked ops and arguments).
+class SegmentTable {
+public:
+  /// The figures of the segment `op` is marked with.
+  SegmentFigures &get(Operation *op) {
+    // Ops share their uniqued segment attribute: decode each one once.
+    Attribute mark = op->getAttr(RematDialect::kSegmentAttrName);
+    SegmentFigures *&figures = figuresByMark[mark];
+    if (!figures)
+      figures = &segments[getSegmentPath(op)];
+    return *figures;
+  }
+  SegmentFigures &get(ArrayRef<int64_t> path) {
+    return segments[SmallVector<int64_t, 2>(path)];
+  }
+  const std::map<SmallVector<int64_t, 2>, SegmentFigures> &getAll() const {
+    return segments;
+  }
+
+private:
+  std::map<SmallVector<int64_t, 2>, SegmentFigures> segments;
+  DenseMap<Attribute, SegmentFigures *> figuresByMark;
+};
+
+/// The FLOPs of a step's forward, backward and recomputed ops.
+struct FlopCounts {
+  int64_t forward = 0, backward = 0, recompute = 0;
+  int64_t recomputedOps = 0, opsWithoutCost = 0;
+};
+
+} // namespace
+
+/// Counts the ops and FLOPs of the step around `backward`, each segment's in
+/// `segments`: a clone counts for the segment of its original.
+static FlopCounts countFlops(BackwardOp backward, SegmentTable &segments) {
+  FlopCounts counts;
+  // Originals by id, for the segment of each clone.
+  DenseMap<int64_t, Operation *> originals;
+  for (Operation &op : *backward->getBlock()) {
+    if (&op == backward.getOperation())
+      break;
+    if (auto id = op.getAttrOfType<IntegerAttr>(RematDialect::kIdAttrName))
+      originals[id.getInt()] = &op;
+    if (op.hasAttr(RematDialect::kSegmentAttrName))
+      ++segments.get(&op).ops;
+    std::optional<int64_t> flops = getOpFlops(&op);
+    counts.opsWithoutCost += !flops && !op.hasTrait<OpTrait::IsTerminator>();
+    counts.forward = addFlops(counts.forward, flops.value_or(0));
+  }
+  for (Operation &op : backward.getBody().front()) {
+    std::optional<int64_t> flops = getOpFlops(&op);
+    counts.opsWithoutCost += !flops && !op.hasTrait<OpTrait::IsTerminator>();
+    auto cloneOf =
+        op.getAttrOfType<IntegerAttr>(RematDialect::kCloneOfAttrName);
+    if (!cloneOf) {
+      counts.backward = addFlops(counts.backward, flops.value_or(0));
+      continue;
+    }
+    ++counts.recomputedOps;
+    counts.recompute = addFlops(counts.recompute, flops.value_or(0));
+    Operation *original = originals.lookup(cloneOf.getInt());
+    SegmentFigures &figures =
+        original ? segments.get(original) : segments.get({});
+    ++figures.recomputedOps;
+    figures.recomputeFlops =
+        addFlops(figures.recomputeFlops, flops.value_or(0));
+  }
+  return counts;
+}
+
+/// One saved value's entry in the report.
+static llvm::json::Object getSavedEntry(const SavedValue &value) {
+  Operation *def = value.value.getDefiningOp();
+  llvm::json::Object entry{
+      {"location", formatLocation(value.value.getLoc())},
+      {"bytes", value.bytes},
+      {"op", def ? def->getName().getStringRef().str() : "argument"},
+      {"segment", formatSegmentPath(value.segment)},
+  };
+  if (auto arg = dyn_cast<BlockArgument>(value.value))
+    entry["argument"] = static_cast<int64_t>(arg.getArgNumber());
+  return entry;
+}
+
+// json::Value's move constructor may throw, so std::vector copies the
+// elements when it grows: every array below is reserved to its final size.
+
+/// The entries of the saved values of `profile`, each also counted for its
+/// segment in `segments`.
+static llvm::json::Array reportSaved(const MemoryProfile &profile,
+                                     SegmentTable &segments) {
+  llvm::json::Array saved;
+  saved.reserve(profile.saved.size());
+  for (auto [index, value] : llvm::enumerate(profile.saved)) {
+    SegmentFigures &figures = segments.get(value.segment);
+    figures.savedBytes += value.bytes;
+    figures.saved.push_back(index);
+    saved.push_back(getSavedEntry(value));
+  }
+  return saved;
+}
+
+/// The entries of the segments, each with its saved values.
+static llvm::json::Array reportSegments(const SegmentTable &segments,
+                                        const MemoryProfile &profile) {
+  llvm::json::Array segmentArray;
+  segmentArray.reserve(segments.getAll().size());
+  for (auto &[path, figures] : segments.getAll()) {
+    llvm::json::Object segment{
+        {"segment", formatSegmentPath(path)},
+        {"ops", figures.ops},
+        {"recomputed_ops", figures.recomputedOps},
+        {"recompute_flops", figures.recomputeFlops},
+        {"saved_bytes", figures.savedBytes},
+    };
+    llvm::json::Array segmentSaved;
+    segmentSaved.reserve(figures.saved.size());
+    for (unsigned index : figures.saved)
+      segmentSaved.push_back(getSavedEntry(profile.saved[index]));
+    segment["saved"] = std::move(segmentSaved);
+    segmentArray.push_back(std::move(segment));
+  }
+  return segmentArray;
+}
+
+/// The plan -remat-mark chose for `function`, as it predicted it, if any.
+static std::optional<llvm::json::Object>
+reportMarkPlan(FunctionOpInterface function) {
+  auto plan =
+      function->getAttrOfType<DictionaryAttr>(RematDialect::kPlanAttrName);
+  if (!plan)
+    return std::nullopt;
+  llvm::json::Object planObject;
+  for (NamedAttribute field : plan) {
+    if (auto text = dyn_cast<StringAttr>(field.getValue()))
+      planObject[field.getName().getValue()] = text.getValue().str();
+    else if (auto number = dyn_cast<IntegerAttr>(field.getValue()))
+      planObject[field.getName().getValue()] = number.getInt();
+  }
+  return planObject;
+}
+
+namespace {
 
 struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
   using RematReportPassBase::RematReportPassBase;
@@ -127,94 +272,13 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
     FailureOr<MemoryProfile> profile = computeMemoryProfile(function);
     if (failed(profile))
       return std::nullopt;
-    BackwardOp backward = getBackwardOp(function.getFunctionBody());
-
-    // Originals by id, for the segment of each clone.
-    DenseMap<int64_t, Operation *> originals;
-    std::map<SmallVector<int64_t, 2>, SegmentFigures> segments;
-    // Ops share their uniqued segment attribute: decode each one once.
-    DenseMap<Attribute, SegmentFigures *> figuresByMark;
-    auto getFigures = [&](Operation *op) -> SegmentFigures & {
-      Attribute mark = op->getAttr(RematDialect::kSegmentAttrName);
-      SegmentFigures *&figures = figuresByMark[mark];
-      if (!figures)
-        figures = &segments[getSegmentPath(op)];
-      return *figures;
-    };
-    int64_t forwardFlops = 0, backwardFlops = 0, recomputeFlops = 0;
-    int64_t recomputedOps = 0, opsWithoutCost = 0;
-    for (Operation &op : function.getFunctionBody().front()) {
-      if (&op == backward.getOperation())
-        break;
-      if (auto id = op.getAttrOfType<IntegerAttr>(RematDialect::kIdAttrName))
-        originals[id.getInt()] = &op;
-      if (op.hasAttr(RematDialect::kSegmentAttrName))
-        ++getFigures(&op).ops;
-      std::optional<int64_t> flops = getOpFlops(&op);
-      opsWithoutCost += !flops && !op.hasTrait<OpTrait::IsTerminator>();
-      forwardFlops = addFlops(forwardFlops, flops.value_or(0));
-    }
-    for (Operation &op : backward.getBody().front()) {
-      std::optional<int64_t> flops = getOpFlops(&op);
-      opsWithoutCost += !flops && !op.hasTrait<OpTrait::IsTerminator>();
-      auto cloneOf =
-          op.getAttrOfType<IntegerAttr>(RematDialect::kCloneOfAttrName);
-      if (!cloneOf) {
-        backwardFlops = addFlops(backwardFlops, flops.value_or(0));
-        continue;
-      }
-      ++recomputedOps;
-      recomputeFlops = addFlops(recomputeFlops, flops.value_or(0));
-      Operation *original = originals.lookup(cloneOf.getInt());
-      SegmentFigures &figures = original ? getFigures(original) : segments[{}];
-      ++figures.recomputedOps;
-      figures.recomputeFlops =
-          addFlops(figures.recomputeFlops, flops.value_or(0));
-    }
-
-    // json::Value's move constructor may throw, so std::vector copies the
-    // elements when it grows: every array is reserved to its final size.
-    auto savedEntry = [&](const SavedValue &value) {
-      Operation *def = value.value.getDefiningOp();
-      llvm::json::Object entry{
-          {"location", formatLocation(value.value.getLoc())},
-          {"bytes", value.bytes},
-          {"op", def ? def->getName().getStringRef().str() : "argument"},
-          {"segment", formatSegmentPath(value.segment)},
-      };
-      if (auto arg = dyn_cast<BlockArgument>(value.value))
-        entry["argument"] = static_cast<int64_t>(arg.getArgNumber());
-      return entry;
-    };
-    llvm::json::Array saved;
-    saved.reserve(profile->saved.size());
-    for (auto [index, value] : llvm::enumerate(profile->saved)) {
-      SegmentFigures &figures = segments[value.segment];
-      figures.savedBytes += value.bytes;
-      figures.saved.push_back(index);
-      saved.push_back(savedEntry(value));
-    }
-
-    llvm::json::Array segmentArray;
-    segmentArray.reserve(segments.size());
-    for (auto &[path, figures] : segments) {
-      llvm::json::Object segment{
-          {"segment", formatSegmentPath(path)},
-          {"ops", figures.ops},
-          {"recomputed_ops", figures.recomputedOps},
-          {"recompute_flops", figures.recomputeFlops},
-          {"saved_bytes", figures.savedBytes},
-      };
-      llvm::json::Array segmentSaved;
-      segmentSaved.reserve(figures.saved.size());
-      for (unsigned index : figures.saved)
-        segmentSaved.push_back(savedEntry(profile->saved[index]));
-      segment["saved"] = std::move(segmentSaved);
-      segmentArray.push_back(std::move(segment));
-    }
+    SegmentTable segments;
+    FlopCounts flops =
+        countFlops(getBackwardOp(function.getFunctionBody()), segments);
+    llvm::json::Array saved = reportSaved(*profile, segments);
 
     llvm::json::Object report{{"name", function.getName().str()}};
-    report["segments"] = std::move(segmentArray);
+    report["segments"] = reportSegments(segments, *profile);
     report["saved"] = std::move(saved);
     report["totals"] = llvm::json::Object{
         {"saved_activation_bytes", profile->savedActivationBytes},
@@ -222,25 +286,15 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
         {"model_peak_bytes", profile->peakBytes},
         {"model_peak_at",
          profile->peakOp ? formatLocation(profile->peakOp->getLoc()) : "none"},
-        {"forward_flops", forwardFlops},
-        {"backward_flops", backwardFlops},
-        {"recompute_flops", recomputeFlops},
-        {"recomputed_ops", recomputedOps},
-        {"ops_without_cost_model", opsWithoutCost},
+        {"forward_flops", flops.forward},
+        {"backward_flops", flops.backward},
+        {"recompute_flops", flops.recompute},
+        {"recomputed_ops", flops.recomputedOps},
+        {"ops_without_cost_model", flops.opsWithoutCost},
     };
     addPlanFigures(function, profile->peakBytes, *report.getObject("totals"));
-    // The plan -remat-mark chose, as it predicted it.
-    if (auto plan = function->getAttrOfType<DictionaryAttr>(
-            RematDialect::kPlanAttrName)) {
-      llvm::json::Object planObject;
-      for (NamedAttribute field : plan) {
-        if (auto text = dyn_cast<StringAttr>(field.getValue()))
-          planObject[field.getName().getValue()] = text.getValue().str();
-        else if (auto number = dyn_cast<IntegerAttr>(field.getValue()))
-          planObject[field.getName().getValue()] = number.getInt();
-      }
-      report["plan"] = std::move(planObject);
-    }
+    if (std::optional<llvm::json::Object> plan = reportMarkPlan(function))
+      report["plan"] = std::move(*plan);
     return report;
   }
 

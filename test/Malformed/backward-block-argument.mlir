@@ -1,6 +1,6 @@
 // RUN: %expect_exit 1 -- remat-opt %s -remat-report -o /dev/null 2>&1 | FileCheck %s
 // RUN: %expect_exit 1 -- remat-opt %s -remat-outline -o /dev/null 2>&1 | FileCheck %s
-// RUN: %expect_exit 1 -- remat-opt %s -convert-remat-to-standard -o /dev/null 2>&1 | FileCheck %s
+// RUN: %expect_exit 1 -- remat-opt %s -convert-remat-to-linalg -o /dev/null 2>&1 | FileCheck %s
 // RUN: %expect_exit 1 -- remat-opt %s -remat-lower-cpu -o /dev/null 2>&1 | FileCheck %s
 // A backward region whose block takes an argument nothing can pass (the
 // outliner and the lowering left uses of the erased argument and crashed).

@@ -43,11 +43,9 @@ static std::optional<StringRef> findValue(StringRef header, StringRef key) {
   return rest.take_until([](char c) { return c == ',' || c == '}'; }).trim();
 }
 
-Expected<NpyArray> remat::readNpy(StringRef path) {
-  ErrorOr<std::unique_ptr<MemoryBuffer>> file = MemoryBuffer::getFile(path);
-  if (!file)
-    return npyError(path, "cannot read: " + file.getError().message());
-  StringRef bytes = (*file)->getBuffer();
+/// Returns the header of the .npy file `bytes` (its dictionary text), after
+/// the magic, the version and the header's length.
+static Expected<StringRef> readHeader(StringRef path, StringRef bytes) {
   if (!bytes.starts_with(StringRef(kMagic, kMagicSize)))
     return npyError(path, "not a .npy file (bad magic)");
 
@@ -81,24 +79,12 @@ Expected<NpyArray> remat::readNpy(StringRef path) {
                               Twine(headerLength) + " bytes, the file has " +
                               Twine(bytes.size() - headerStart) +
                               " after the header length");
-  StringRef header = bytes.substr(headerStart, headerLength);
+  return bytes.substr(headerStart, headerLength);
+}
 
-  NpyArray array;
-  std::optional<StringRef> descr = findValue(header, "descr");
-  std::optional<StringRef> order = findValue(header, "fortran_order");
-  std::optional<StringRef> shape = findValue(header, "shape");
-  if (!descr || !order || !shape)
-    return npyError(path, "header lacks descr, fortran_order or shape");
-  if (*order == "True")
-    return npyError(path, "Fortran-order (column-major) arrays are not "
-                          "supported; save a C-order copy "
-                          "(numpy.ascontiguousarray)");
-  if (*order != "False")
-    return npyError(path, "bad fortran_order " + *order);
-
-  // The byte order, a kind letter, the size in bytes: "<f4", "|b1".
-  array.dtype = descr->trim("'\"").str();
-  StringRef dtype = array.dtype;
+/// Checks the header's dtype ("<f4", "|b1": the byte order, a kind letter,
+/// the size in bytes) and returns its element size.
+static Expected<int64_t> parseDtype(StringRef path, StringRef dtype) {
   int64_t elementSize;
   if (dtype.size() < 3 || !StringRef("<>|").contains(dtype[0]) ||
       !isAlpha(dtype[1]) || dtype.drop_front(2).getAsInteger(10, elementSize) ||
@@ -109,27 +95,35 @@ Expected<NpyArray> remat::readNpy(StringRef path) {
                               "' is big-endian; remat-run reads little-endian "
                               "('<') data");
 
-  StringRef dimsText = *shape;
+  return elementSize;
+}
+
+/// Appends the dimensions of the header's shape tuple to `dims`; returns
+/// the number of elements.
+static Expected<int64_t> parseShape(StringRef path, StringRef shape,
+                                    SmallVectorImpl<int64_t> &dims) {
+  StringRef dimsText = shape;
   if (!dimsText.consume_front("(") || !dimsText.consume_back(")"))
-    return npyError(path, "bad shape " + *shape);
-  SmallVector<StringRef> dims;
-  dimsText.split(dims, ',', -1, /*KeepEmpty=*/false);
+    return npyError(path, "bad shape " + shape);
+  SmallVector<StringRef> dimTexts;
+  dimsText.split(dimTexts, ',', -1, /*KeepEmpty=*/false);
   int64_t elements = 1;
-  for (StringRef dim : dims) {
+  for (StringRef dim : dimTexts) {
     int64_t size;
     if (dim.trim().getAsInteger(10, size) || size < 0)
-      return npyError(path, "bad shape " + *shape);
-    array.shape.push_back(size);
+      return npyError(path, "bad shape " + shape);
+    dims.push_back(size);
     if (MulOverflow(elements, size, elements))
-      return npyError(path, "shape " + *shape +
+      return npyError(path, "shape " + shape +
                                 " has more elements than int64 counts");
   }
-  int64_t dataBytes;
-  if (MulOverflow(elements, elementSize, dataBytes))
-    return npyError(path, "shape " + *shape + " of dtype '" + dtype +
-                              "' has more bytes than int64 counts");
+  return elements;
+}
 
-  StringRef payload = bytes.drop_front(headerStart + headerLength);
+/// Checks that `payload` holds `dataBytes` bytes, and that a boolean array's
+/// bytes are 0 or 1.
+static Error checkPayload(StringRef path, StringRef payload, StringRef dtype,
+                          int64_t dataBytes) {
   if (static_cast<uint64_t>(payload.size()) != uint64_t(dataBytes))
     return npyError(path, "holds " + Twine(payload.size()) +
                               " bytes of data, the header says " +
@@ -142,6 +136,46 @@ Expected<NpyArray> remat::readNpy(StringRef path) {
         return npyError(
             path, "element " + Twine(i) + " of the boolean array is the byte " +
                       Twine(unsigned(uint8_t(payload[i]))) + ", not 0 or 1");
+  return Error::success();
+}
+
+Expected<NpyArray> remat::readNpy(StringRef path) {
+  ErrorOr<std::unique_ptr<MemoryBuffer>> file = MemoryBuffer::getFile(path);
+  if (!file)
+    return npyError(path, "cannot read: " + file.getError().message());
+  StringRef bytes = (*file)->getBuffer();
+  Expected<StringRef> header = readHeader(path, bytes);
+  if (!header)
+    return header.takeError();
+
+  NpyArray array;
+  std::optional<StringRef> descr = findValue(*header, "descr");
+  std::optional<StringRef> order = findValue(*header, "fortran_order");
+  std::optional<StringRef> shape = findValue(*header, "shape");
+  if (!descr || !order || !shape)
+    return npyError(path, "header lacks descr, fortran_order or shape");
+  if (*order == "True")
+    return npyError(path, "Fortran-order (column-major) arrays are not "
+                          "supported; save a C-order copy "
+                          "(numpy.ascontiguousarray)");
+  if (*order != "False")
+    return npyError(path, "bad fortran_order " + *order);
+
+  array.dtype = descr->trim("'\"").str();
+  Expected<int64_t> elementSize = parseDtype(path, array.dtype);
+  if (!elementSize)
+    return elementSize.takeError();
+  Expected<int64_t> elements = parseShape(path, *shape, array.shape);
+  if (!elements)
+    return elements.takeError();
+  int64_t dataBytes;
+  if (MulOverflow(*elements, *elementSize, dataBytes))
+    return npyError(path, "shape " + *shape + " of dtype '" + array.dtype +
+                              "' has more bytes than int64 counts");
+
+  StringRef payload = bytes.drop_front(header->end() - bytes.begin());
+  if (Error error = checkPayload(path, payload, array.dtype, dataBytes))
+    return std::move(error);
   array.data.assign(payload.bytes_begin(), payload.bytes_end());
   return array;
 }

@@ -23,6 +23,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -157,8 +158,56 @@ constexpr int kExitUsage = 2;
 // Value layouts
 //===----------------------------------------------------------------------===//
 
-/// The largest rank of a tensor result whose descriptor remat-run reads.
-constexpr int64_t kMaxResultRank = 8;
+/// Bytes of StridedMemRefType<T, rank>: its rank-0 fields (allocated and
+/// aligned pointers, offset), then `rank` sizes and `rank` strides.
+int64_t getDescriptorSize(int64_t rank) {
+  return sizeof(StridedMemRefType<char, 0>) + 2 * rank * sizeof(int64_t);
+}
+
+/// The descriptor of an argument's contiguous buffer. Its rank is known only
+/// once the step is read, and StridedMemRefType and OwningMemRef take theirs
+/// as a template parameter, so it is StridedMemRefType<T, rank> laid out the
+/// way DynamicMemRefType reads one of any rank: StridedMemRefType<T, 1>'s
+/// fields, with `rank` sizes and then `rank` strides.
+class ArgumentDescriptor {
+public:
+  ArgumentDescriptor(uint8_t *data, ArrayRef<int64_t> shape)
+      : storage(getDescriptorSize(shape.size()) / sizeof(int64_t)) {
+    auto *descriptor = getDescriptor();
+    descriptor->basePtr = descriptor->data = data;
+    descriptor->offset = 0;
+    int64_t rank = shape.size();
+    int64_t *sizes = storage.data() + 3, *strides = sizes + rank;
+    int64_t stride = 1;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      sizes[d] = shape[d];
+      strides[d] = stride;
+      stride *= shape[d];
+    }
+  }
+
+  using Rank1 = StridedMemRefType<uint8_t, 1>;
+  Rank1 *getDescriptor() {
+    static_assert(offsetof(Rank1, sizes) == 3 * sizeof(int64_t),
+                  "sizes follow the pointers and the offset");
+    return reinterpret_cast<Rank1 *>(storage.data());
+  }
+
+private:
+  std::vector<int64_t> storage;
+};
+
+/// Copies the elements of the result whose descriptor, of rank `rank`, is at
+/// `slot` into `out` in row-major order, as elements of `T` (an unsigned
+/// integer of the element's size: the bits are copied, not converted).
+/// Returns the result's allocated pointer.
+template <typename T>
+void *copyResult(void *slot, int64_t rank, int64_t numElements, uint8_t *out) {
+  DynamicMemRefType<T> result(::UnrankedMemRefType<T>{rank, slot});
+  if (numElements != 0)
+    std::copy(result.begin(), result.end(), reinterpret_cast<T *>(out));
+  return result.basePtr;
+}
 
 /// How one argument or result of the entry function is laid out: a ranked
 /// tensor (a memref descriptor at the C interface) or a scalar.
@@ -178,10 +227,9 @@ struct ValueSpec {
   }
   int64_t numBytes() const { return numElements() * elementSize; }
   /// Bytes of the value's slot at the C interface: a descriptor
-  /// {allocated, aligned, offset, sizes[rank], strides[rank]} or the scalar.
+  /// (StridedMemRefType<T, rank>) or the scalar.
   int64_t slotSize() const {
-    return isTensor ? 8 * (3 + 2 * static_cast<int64_t>(shape.size()))
-                    : elementSize;
+    return isTensor ? getDescriptorSize(shape.size()) : elementSize;
   }
   int64_t slotAlignment() const { return isTensor ? 8 : elementSize; }
 };
@@ -218,6 +266,25 @@ std::optional<ValueSpec> getValueSpec(Type type) {
     return std::nullopt;
   spec.elementSize = std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
   return spec;
+}
+
+/// Copies the tensor result `spec` whose descriptor is at `slot` into `out`
+/// as bits, in row-major order; returns the result's allocated pointer.
+void *copyTensorResult(const ValueSpec &spec, void *slot,
+                       std::vector<uint8_t> &out) {
+  int64_t rank = spec.shape.size(), n = spec.numElements();
+  switch (spec.elementSize) {
+  case 1:
+    return copyResult<uint8_t>(slot, rank, n, out.data());
+  case 2:
+    return copyResult<uint16_t>(slot, rank, n, out.data());
+  case 4:
+    return copyResult<uint32_t>(slot, rank, n, out.data());
+  case 8:
+    return copyResult<uint64_t>(slot, rank, n, out.data());
+  default:
+    llvm_unreachable("getValueSpec admits elements of 1, 2, 4 or 8 bytes");
+  }
 }
 
 std::string describe(Type type) {
@@ -295,26 +362,9 @@ struct Program {
   int64_t resultStructSize = 0;
 };
 
-Program compile(MLIRContext &context, StringRef path) {
-  auto start = std::chrono::steady_clock::now();
-  Program program;
-  program.path = path.str();
-
-  std::string error;
-  std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(path, &error);
-  if (!buffer)
-    fail(kExitUsage, "cannot read '" + path + "': " + error);
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!module || failed(verifyTensorSizes(*module)))
-    std::exit(kExitUsage);
-
-  auto function = module->lookupSymbol<func::FuncOp>(entry);
-  if (!function || function.isExternal())
-    fail(kExitUsage, "'" + path + "' has no function @" + entry +
-                         " with a body (choose one with --entry)");
+/// Reads the layouts of the entry function's arguments and results, and
+/// where each result lies in the struct the C interface returns them in.
+void layOutValues(Program &program, func::FuncOp function) {
   for (auto [i, type] : llvm::enumerate(function.getArgumentTypes())) {
     std::optional<ValueSpec> spec = getValueSpec(type);
     if (!spec)
@@ -327,11 +377,6 @@ Program compile(MLIRContext &context, StringRef path) {
     if (!spec)
       fail(kExitUsage, "result #" + Twine(i) + " of @" + entry +
                            " has unsupported type " + describe(type));
-    if (spec->shape.size() > kMaxResultRank)
-      fail(kExitUsage, "result #" + Twine(i) + " of @" + entry + " has rank " +
-                           Twine(spec->shape.size()) +
-                           "; results of rank above " + Twine(kMaxResultRank) +
-                           " are not supported");
     program.results.push_back(*spec);
   }
   program.resultThroughPointer =
@@ -345,9 +390,12 @@ Program compile(MLIRContext &context, StringRef path) {
     alignment = std::max(alignment, spec.slotAlignment());
   }
   program.resultStructSize = llvm::alignTo(offset, alignment);
+}
 
-  function->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                    UnitAttr::get(&context));
+/// Lowers `module` for the target with the pipeline remat-run's flags
+/// choose; a step that does not lower exits with kExitMismatch.
+void lowerStep(ModuleOp module) {
+  MLIRContext &context = *module.getContext();
   PassManager pm(&context);
   // Steps in the IR contract may still draw from the stateful generator;
   // threading is a no-op on steps that were threaded before checkpointing.
@@ -370,9 +418,34 @@ Program compile(MLIRContext &context, StringRef path) {
     options.vectorBits = getHostVectorBits();
     buildRematLowerCPUPipeline(pm, options);
   }
-  if (failed(pm.run(*module)))
+  if (failed(pm.run(module)))
     std::exit(kExitMismatch);
+}
 
+/// The runtime functions the generated code calls (and, with CUDA, the CUDA
+/// runtime's), for the JIT's symbol resolution.
+llvm::orc::SymbolMap getRuntimeSymbols(llvm::orc::MangleAndInterner interner) {
+  llvm::orc::SymbolMap symbols;
+  size_t count;
+  const runtime::Symbol *table = runtime::getSymbols(count);
+  for (size_t i = 0; i < count; ++i)
+    symbols[interner(table[i].name)] = {
+        llvm::orc::ExecutorAddr::fromPtr(table[i].address),
+        llvm::JITSymbolFlags::Exported};
+#ifdef REMAT_ENABLE_CUDA
+  const cuda::Symbol *cudaTable = cuda::getSymbols(count);
+  for (size_t i = 0; i < count; ++i)
+    symbols[interner(cudaTable[i].name)] = {
+        llvm::orc::ExecutorAddr::fromPtr(cudaTable[i].address),
+        llvm::JITSymbolFlags::Exported};
+#endif
+  return symbols;
+}
+
+/// JIT-compiles the lowered `module` for the host CPU at --opt-level and
+/// looks up the entry point; failures exit with kExitMismatch.
+void jitStep(Program &program, ModuleOp module) {
+  const std::string &path = program.path;
   llvm::CodeGenOptLevel codeGenLevel =
       *llvm::CodeGenOpt::getLevel(static_cast<int>(optLevel.getValue()));
   // Without a target machine LLVM's vectorizers would see no vector
@@ -400,29 +473,13 @@ Program compile(MLIRContext &context, StringRef path) {
   if (!codeGenMachine)
     fail(kExitMismatch, "cannot target the host CPU: " +
                             llvm::toString(codeGenMachine.takeError()));
-  auto engine = ExecutionEngine::create(*module, engineOptions,
+  auto engine = ExecutionEngine::create(module, engineOptions,
                                         std::move(*codeGenMachine));
   if (!engine)
     fail(kExitMismatch,
          "cannot JIT '" + path + "': " + llvm::toString(engine.takeError()));
   program.engine = std::move(*engine);
-  program.engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
-    llvm::orc::SymbolMap symbols;
-    size_t count;
-    const runtime::Symbol *table = runtime::getSymbols(count);
-    for (size_t i = 0; i < count; ++i)
-      symbols[interner(table[i].name)] = {
-          llvm::orc::ExecutorAddr::fromPtr(table[i].address),
-          llvm::JITSymbolFlags::Exported};
-#ifdef REMAT_ENABLE_CUDA
-    const cuda::Symbol *cudaTable = cuda::getSymbols(count);
-    for (size_t i = 0; i < count; ++i)
-      symbols[interner(cudaTable[i].name)] = {
-          llvm::orc::ExecutorAddr::fromPtr(cudaTable[i].address),
-          llvm::JITSymbolFlags::Exported};
-#endif
-    return symbols;
-  });
+  program.engine->registerSymbols(getRuntimeSymbols);
   // Runs the global constructors now that the runtime's symbols resolve:
   // for CUDA they load the step's cubins.
   program.engine->initialize();
@@ -433,6 +490,34 @@ Program compile(MLIRContext &context, StringRef path) {
     fail(kExitMismatch,
          "cannot JIT '" + path + "': " + llvm::toString(step.takeError()));
   program.step = *step;
+}
+
+Program compile(MLIRContext &context, StringRef path) {
+  auto start = std::chrono::steady_clock::now();
+  Program program;
+  program.path = path.str();
+
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(path, &error);
+  if (!buffer)
+    fail(kExitUsage, "cannot read '" + path + "': " + error);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  // Diagnostics of the parser and of the lowering point into the file.
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module || failed(verifyTensorSizes(*module)))
+    std::exit(kExitUsage);
+
+  auto function = module->lookupSymbol<func::FuncOp>(entry);
+  if (!function || function.isExternal())
+    fail(kExitUsage, "'" + path + "' has no function @" + entry +
+                         " with a body (choose one with --entry)");
+  layOutValues(program, function);
+  function->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                    UnitAttr::get(&context));
+  lowerStep(*module);
+  jitStep(program, *module);
   program.compileMs = std::chrono::duration<double, std::milli>(
                           std::chrono::steady_clock::now() - start)
                           .count();
@@ -594,7 +679,8 @@ RunResult runOnce(Program &program, const std::vector<NpyArray> &inputs) {
   size_t numArgs = program.args.size();
   std::vector<std::vector<uint8_t>> argData(numArgs);
   std::vector<uint8_t *> argBuffers(numArgs);
-  std::vector<std::vector<int64_t>> descriptors(numArgs);
+  std::vector<ArgumentDescriptor> descriptors;
+  descriptors.reserve(numArgs);
   std::vector<void *> descriptorPtrs(numArgs);
   SmallVector<void *> packed;
 
@@ -613,18 +699,8 @@ RunResult runOnce(Program &program, const std::vector<NpyArray> &inputs) {
       packed.push_back(aligned);
       continue;
     }
-    int64_t rank = spec.shape.size();
-    std::vector<int64_t> &desc = descriptors[i];
-    desc.assign(3 + 2 * rank, 0);
-    desc[0] = reinterpret_cast<int64_t>(aligned);
-    desc[1] = reinterpret_cast<int64_t>(aligned);
-    int64_t stride = 1;
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      desc[3 + d] = spec.shape[d];
-      desc[3 + rank + d] = stride;
-      stride *= spec.shape[d];
-    }
-    descriptorPtrs[i] = desc.data();
+    descriptorPtrs[i] =
+        descriptors.emplace_back(aligned, spec.shape).getDescriptor();
     packed.push_back(&descriptorPtrs[i]);
   }
   if (!program.resultThroughPointer && !program.results.empty())
@@ -652,21 +728,8 @@ RunResult runOnce(Program &program, const std::vector<NpyArray> &inputs) {
     if (!spec.isTensor) {
       std::memcpy(array.data.data(), slot, spec.elementSize);
     } else {
-      int64_t desc[3 + 2 * kMaxResultRank];
-      int64_t rank = spec.shape.size();
-      std::memcpy(desc, slot, 8 * (3 + 2 * rank));
-      auto *allocated = reinterpret_cast<void *>(desc[0]);
-      auto *data = reinterpret_cast<const uint8_t *>(desc[1]);
-      int64_t n = spec.numElements();
-      for (int64_t linear = 0; linear < n; ++linear) {
-        int64_t rest = linear, elementOffset = desc[2];
-        for (int64_t d = rank - 1; d >= 0; --d) {
-          elementOffset += (rest % spec.shape[d]) * desc[3 + rank + d];
-          rest /= spec.shape[d];
-        }
-        std::memcpy(array.data.data() + linear * spec.elementSize,
-                    data + elementOffset * spec.elementSize, spec.elementSize);
-      }
+      void *allocated =
+          copyTensorResult(spec, const_cast<uint8_t *>(slot), array.data);
       // Returned buffers belong to the caller; arguments returned as they
       // are belong to this tool.
       if (isReturnedBuffer(allocated))
@@ -762,6 +825,72 @@ void claimOptionNames() {
   claim(rngSeed, "rng-seed", "llvm-rng-seed");
 }
 
+/// Exits with a usage error for option values the parser accepts but
+/// remat-run cannot use.
+void checkOptionValues() {
+  if (repeat == 0)
+    fail(kExitUsage, "--repeat needs a positive count, got 0");
+  if (threads == 0 || threads > unsigned(std::numeric_limits<int>::max()))
+    fail(kExitUsage, "--threads needs an integer in [1, " +
+                         Twine(std::numeric_limits<int>::max()) + "], got " +
+                         Twine(unsigned(threads)));
+  if (optLevel > 3)
+    fail(kExitUsage,
+         "--opt-level needs 0, 1, 2 or 3, got " + Twine(unsigned(optLevel)));
+  if (device < 0)
+    fail(kExitUsage,
+         "--device needs a non-negative index, got " + Twine(int(device)));
+}
+
+/// Gives the runtimes the thread count and generator seed, and opens the
+/// CUDA device (before compiling: the cubin is built for its architecture).
+void setUpRuntimes() {
+  runtime::setBlasThreads(threads);
+  uint64_t seed = 0;
+  if (rngSeed.getNumOccurrences())
+    seed = rngSeed;
+  else if (randomInputs.getNumOccurrences())
+    seed = randomInputs;
+  runtime::setRngSeed(seed);
+  if (target == Target::CUDA) {
+#ifdef REMAT_ENABLE_CUDA
+    std::string error;
+    if (!cuda::initialize(device, error))
+      fail(kExitMismatch, error);
+#else
+    fail(kExitUsage, "--target cuda: remat-run was built without CUDA "
+                     "(REMAT_ENABLE_CUDA=OFF, no CUDA toolkit found)");
+#endif
+  }
+}
+
+/// Writes out0.npy, out1.npy, ... of `result` into --outputs.
+void writeOutputs(const RunResult &result) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
+    fail(kExitUsage, "cannot create '" + outputDir + "': " + ec.message());
+  for (auto [i, array] : llvm::enumerate(result.outputs)) {
+    llvm::SmallString<128> path(outputDir);
+    llvm::sys::path::append(path, "out" + std::to_string(i) + ".npy");
+    if (llvm::Error error = writeNpy(path, array))
+      fail(kExitUsage, llvm::toString(std::move(error)));
+  }
+}
+
+/// Exits with a usage error unless `other` takes the arguments `program`
+/// takes.
+void checkSameArguments(const Program &program, const Program &other) {
+  if (other.args.size() != program.args.size())
+    fail(kExitUsage, "'" + compareFile + "' @" + entry + " takes " +
+                         Twine(other.args.size()) + " arguments, '" +
+                         inputFile + "' takes " + Twine(program.args.size()));
+  for (auto [i, spec] : llvm::enumerate(other.args))
+    if (spec.type != program.args[i].type)
+      fail(kExitUsage, "argument #" + Twine(i) + " is " + describe(spec.type) +
+                           " in '" + compareFile + "' but " +
+                           describe(program.args[i].type) + " in '" +
+                           inputFile + "'");
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -786,37 +915,8 @@ int main(int argc, char **argv) {
           "that does not compile, 2 bad usage or inputs.\n",
           &llvm::errs()))
     return kExitUsage;
-  if (repeat == 0)
-    fail(kExitUsage, "--repeat needs a positive count, got 0");
-  if (threads == 0 || threads > unsigned(std::numeric_limits<int>::max()))
-    fail(kExitUsage, "--threads needs an integer in [1, " +
-                         Twine(std::numeric_limits<int>::max()) + "], got " +
-                         Twine(unsigned(threads)));
-  if (optLevel > 3)
-    fail(kExitUsage,
-         "--opt-level needs 0, 1, 2 or 3, got " + Twine(unsigned(optLevel)));
-  if (device < 0)
-    fail(kExitUsage,
-         "--device needs a non-negative index, got " + Twine(int(device)));
-
-  runtime::setBlasThreads(threads);
-  uint64_t seed = 0;
-  if (rngSeed.getNumOccurrences())
-    seed = rngSeed;
-  else if (randomInputs.getNumOccurrences())
-    seed = randomInputs;
-  runtime::setRngSeed(seed);
-  if (target == Target::CUDA) {
-#ifdef REMAT_ENABLE_CUDA
-    // Before compiling: the cubin is built for this device's architecture.
-    std::string error;
-    if (!cuda::initialize(device, error))
-      fail(kExitMismatch, error);
-#else
-    fail(kExitUsage, "--target cuda: remat-run was built without CUDA "
-                     "(REMAT_ENABLE_CUDA=OFF, no CUDA toolkit found)");
-#endif
-  }
+  checkOptionValues();
+  setUpRuntimes();
 
   DialectRegistry registry;
   registerCUDALoweringDialects(registry);
@@ -827,32 +927,15 @@ int main(int argc, char **argv) {
   std::vector<NpyArray> arrays = loadInputs(program);
   RunResult result = run(program, arrays);
 
-  if (!outputDir.empty()) {
-    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
-      fail(kExitUsage, "cannot create '" + outputDir + "': " + ec.message());
-    for (auto [i, array] : llvm::enumerate(result.outputs)) {
-      llvm::SmallString<128> path(outputDir);
-      llvm::sys::path::append(path, "out" + std::to_string(i) + ".npy");
-      if (llvm::Error error = writeNpy(path, array))
-        fail(kExitUsage, llvm::toString(std::move(error)));
-    }
-  }
+  if (!outputDir.empty())
+    writeOutputs(result);
   if (printStats)
     printStatsLine(program, result);
 
   if (compareFile.empty())
     return 0;
   Program other = compile(context, compareFile);
-  if (other.args.size() != program.args.size())
-    fail(kExitUsage, "'" + compareFile + "' @" + entry + " takes " +
-                         Twine(other.args.size()) + " arguments, '" +
-                         inputFile + "' takes " + Twine(program.args.size()));
-  for (auto [i, spec] : llvm::enumerate(other.args))
-    if (spec.type != program.args[i].type)
-      fail(kExitUsage, "argument #" + Twine(i) + " is " + describe(spec.type) +
-                           " in '" + compareFile + "' but " +
-                           describe(program.args[i].type) + " in '" +
-                           inputFile + "'");
+  checkSameArguments(program, other);
   RunResult otherResult = run(other, arrays);
   if (printStats)
     printStatsLine(other, otherResult);

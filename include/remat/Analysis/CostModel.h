@@ -13,7 +13,7 @@
 
 #include <optional>
 
-#include "remat/Analysis/CostModelInterface.h.inc"
+#include "remat/Interfaces/CostOpInterface.h"
 
 namespace mlir {
 class DialectRegistry;

@@ -10,11 +10,16 @@
 
 include "mlir/Pass/PassBase.td"
 
-def ConvertRematToStandardPass
-    : Pass<"convert-remat-to-standard", "mlir::ModuleOp"> {
-  let summary = "Lower remat ops to linalg, arith and plain control flow";
+def ConvertRematToLinalgPass
+    : Pass<"convert-remat-to-linalg", "mlir::ModuleOp"> {
+  let summary = "Lower remat ops to linalg, arith and func";
   let description = [{
-    Lowers what remains of the remat dialect before bufferization:
+    Lowers what remains of the remat dialect before bufferization, by a
+    partial dialect conversion with the patterns and legality of
+    `include/remat/Conversion/RematToLinalg/RematToLinalg.h`
+    (`populateRematToLinalgConversionPatterns`,
+    `configureRematToLinalgConversionLegality`), which another compiler can
+    use inside its own conversion:
 
     * `remat.philox_uniform` becomes a `linalg.generic` that computes
       Philox4x32-10 with `arith` ops, bit-exactly as the runtime's reference
@@ -24,7 +29,8 @@ def ConvertRematToStandardPass
       seed the host gave the step's generator (`remat-run --rng-seed`);
     * `remat.backward` is inlined into the function: its ops run after the
       forward ops and its yielded values replace its results;
-    * the contract's `remat.*` attributes are dropped;
+    * the contract's `remat.*` attributes are dropped (by the pass, after
+      the conversion);
     * `remat.barrier` is kept: it must outlive bufferization so that nothing
       merges recomputed ops with their originals; `-remat-strip-barriers`
       removes it afterwards.
@@ -56,7 +62,7 @@ def ConvertRematToStandardPass
 }
 
 def RematSplitSharedInitsPass
-    : Pass<"remat-split-shared-inits", "mlir::func::FuncOp"> {
+    : InterfacePass<"remat-split-shared-inits", "mlir::FunctionOpInterface"> {
   let summary = "Give each destination-style op its own empty or filled init";
   let description = [{
     CSE merges identical `tensor.empty` and `linalg.fill` ops, including a
@@ -74,7 +80,8 @@ def RematSplitSharedInitsPass
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
 }
 
-def RematStripBarriersPass : Pass<"remat-strip-barriers", "mlir::func::FuncOp"> {
+def RematStripBarriersPass
+    : InterfacePass<"remat-strip-barriers", "mlir::FunctionOpInterface"> {
   let summary = "Remove remat.barrier ops once nothing can merge clones";
   let description = [{
     Replaces every `remat.barrier` by its operands. Run it after
@@ -83,7 +90,8 @@ def RematStripBarriersPass : Pass<"remat-strip-barriers", "mlir::func::FuncOp"> 
   }];
 }
 
-def RematHoistDeallocsPass : Pass<"remat-hoist-deallocs", "mlir::func::FuncOp"> {
+def RematHoistDeallocsPass
+    : InterfacePass<"remat-hoist-deallocs", "mlir::FunctionOpInterface"> {
   let summary = "Free each buffer right after its last use";
   let description = [{
     Ownership-based buffer deallocation frees buffers at the end of their
@@ -97,7 +105,8 @@ def RematHoistDeallocsPass : Pass<"remat-hoist-deallocs", "mlir::func::FuncOp"> 
   }];
 }
 
-def RematSplitDeallocsPass : Pass<"remat-split-deallocs", "mlir::func::FuncOp"> {
+def RematSplitDeallocsPass
+    : InterfacePass<"remat-split-deallocs", "mlir::FunctionOpInterface"> {
   let summary = "Turn known-distinct bufferization.dealloc operands into plain frees";
   let description = [{
     Ownership-based buffer deallocation frees the buffers of a straight-line
@@ -141,7 +150,7 @@ def RematMatmulToBlasPass : Pass<"remat-matmul-to-blas", "mlir::ModuleOp"> {
 }
 
 def RematFuseElementwisePass
-    : Pass<"remat-fuse-elementwise", "mlir::func::FuncOp"> {
+    : InterfacePass<"remat-fuse-elementwise", "mlir::FunctionOpInterface"> {
   let summary = "Fuse elementwise linalg ops on tensors, except into windows";
   let description = [{
     Upstream's `-linalg-fuse-elementwise-ops` (the same patterns: a
@@ -222,7 +231,7 @@ def RematConvToBlasPass : Pass<"remat-conv-to-blas", "mlir::ModuleOp"> {
 }
 
 def RematStridedCopiesToLinalgPass
-    : Pass<"remat-strided-copies-to-linalg", "mlir::func::FuncOp"> {
+    : InterfacePass<"remat-strided-copies-to-linalg", "mlir::FunctionOpInterface"> {
   let summary = "Copy strided buffers with generated loops, not the C runner's memrefCopy";
   let description = [{
     memref-to-llvm lowers a `memref.copy` between contiguous buffers to one
@@ -251,7 +260,8 @@ def RematStridedCopiesToLinalgPass
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
-def RematVectorizePass : Pass<"remat-vectorize", "mlir::func::FuncOp"> {
+def RematVectorizePass
+    : InterfacePass<"remat-vectorize", "mlir::FunctionOpInterface"> {
   let summary = "Tile elementwise and reduction linalg ops on buffers and vectorize the tiles";
   let description = [{
     Rewrites each linalg op on static buffers that reads and writes its
@@ -347,7 +357,8 @@ def RematWidenBoolVectorsPass
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 
-def RematMapToGPUPass : Pass<"remat-map-to-gpu", "mlir::func::FuncOp"> {
+def RematMapToGPUPass
+    : InterfacePass<"remat-map-to-gpu", "mlir::FunctionOpInterface"> {
   let summary = "Turn the loops of a bufferized step into GPU-mapped parallel loops";
   let description = [{
     Prepares a bufferized training step for `-convert-parallel-loops-to-gpu`,

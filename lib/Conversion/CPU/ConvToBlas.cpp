@@ -104,52 +104,57 @@ static bool hasMultiplyAccumulateBody(linalg::LinalgOp op) {
   return mulReadsInputs && addsToOut;
 }
 
-/// Recognises `op` as a 2-D (or 1-D) convolution from its indexing maps,
-/// iterator types and body alone, so named convolutions
-/// (`linalg.conv_2d_nchw_fchw`, `conv_2d_ngchw_gfchw`, depthwise ones) and
-/// generics that compute the same sums (a filter gradient) are all found.
-/// Fails for anything that is not exactly such a sum of products on static
-/// f32 buffers.
-static FailureOr<Convolution> matchConvolution(linalg::LinalgOp op) {
+/// Returns true if `op` computes `out += a * b` on static f32 buffers.
+static bool isStaticF32MultiplyAccumulate(linalg::LinalgOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || !hasMultiplyAccumulateBody(op))
-    return failure();
-  for (Type type : op->getOperandTypes()) {
+    return false;
+  return llvm::all_of(op->getOperandTypes(), [](Type type) {
     auto memref = dyn_cast<MemRefType>(type);
-    if (!memref || !memref.getElementType().isF32() || !memref.hasStaticShape())
-      return failure();
-  }
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    return memref && memref.getElementType().isF32() && memref.hasStaticShape();
+  });
+}
 
-  // The image is the input whose map has compound results (oh * s + kh * d);
-  // every other result of every map is a single dimension.
+/// Returns the input whose map has compound results (oh * s + kh * d), if
+/// it is the only map that is not a projected permutation.
+static std::optional<unsigned> findImageOperand(ArrayRef<AffineMap> maps) {
   std::optional<unsigned> image;
   for (unsigned index : {0u, 1u}) {
     if (!maps[index].isProjectedPermutation()) {
       if (image)
-        return failure();
+        return std::nullopt;
       image = index;
     }
   }
-  if (!image || !maps[2].isProjectedPermutation() ||
-      !maps[1 - *image].isProjectedPermutation())
-    return failure();
-  unsigned other = 1 - *image, output = 2;
+  if (!image || !maps[2].isProjectedPermutation())
+    return std::nullopt;
+  return image;
+}
 
+namespace {
+
+/// A compound result `a * otherScale + b * outputScale` of the image's map:
+/// `a` read by the other input, `b` by the output.
+struct SpatialPair {
+  int64_t result;
+  unsigned otherDim, outputDim;
+  int64_t otherScale, outputScale;
+};
+
+} // namespace
+
+/// Returns the image's compound results, two dimensions each, one read by
+/// the other input and one by the output; fails unless there are one or two
+/// and every other result is a single dimension.
+static FailureOr<SmallVector<SpatialPair, 2>>
+matchSpatialPairs(ArrayRef<AffineMap> maps, unsigned image) {
+  unsigned other = 1 - image, output = 2;
   auto contains = [&](unsigned operand, unsigned dim) {
     return maps[operand].isFunctionOfDim(dim);
   };
-
-  // The image's compound results: two dimensions each, one read by the
-  // other input and one by the output.
-  struct Pair {
-    int64_t result;
-    unsigned otherDim, outputDim;
-    int64_t otherScale, outputScale;
-  };
-  SmallVector<Pair, 2> pairs;
+  SmallVector<SpatialPair, 2> pairs;
   llvm::SmallDenseSet<unsigned> imageDims;
-  for (auto [position, expr] : llvm::enumerate(maps[*image].getResults())) {
+  for (auto [position, expr] : llvm::enumerate(maps[image].getResults())) {
     SmallVector<std::pair<unsigned, int64_t>> terms;
     if (failed(getLinearTerms(expr, terms)))
       return failure();
@@ -174,22 +179,29 @@ static FailureOr<Convolution> matchConvolution(linalg::LinalgOp op) {
   }
   if (pairs.empty() || pairs.size() > 2)
     return failure();
+  return pairs;
+}
 
-  // Response or filter: either labelling computes the same sums (the roles
-  // of N and C, and of strides and dilations, swap with it); the response
-  // is taken to be the operand with the larger spatial extent, so that the
-  // GEMM's columns run over the larger output image.
+/// Labels the operands of `op` and the loop dimensions, strides and
+/// dilations of the spatial pairs. Response or filter: either labelling
+/// computes the same sums (the roles of N and C, and of strides and
+/// dilations, swap with it); the response is taken to be the operand with
+/// the larger spatial extent, so that the GEMM's columns run over the larger
+/// output image.
+static Convolution labelSpatialPairs(linalg::LinalgOp op, unsigned image,
+                                     ArrayRef<SpatialPair> pairs) {
+  unsigned other = 1 - image, output = 2;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   auto spatialExtent = [&](bool ofOutput) {
     int64_t extent = 1;
-    for (const Pair &pair : pairs)
-      extent *=
-          op.getStaticLoopRanges()[ofOutput ? pair.outputDim : pair.otherDim];
+    for (const SpatialPair &pair : pairs)
+      extent *= ranges[ofOutput ? pair.outputDim : pair.otherDim];
     return extent;
   };
   bool writesFilter = spatialExtent(false) > spatialExtent(true);
 
   Convolution conv;
-  conv.image = *image;
+  conv.image = image;
   conv.writesFilter = writesFilter;
   conv.response = writesFilter ? other : output;
   conv.filter = writesFilter ? output : other;
@@ -209,13 +221,23 @@ static FailureOr<Convolution> matchConvolution(linalg::LinalgOp op) {
     conv.dilations[slot] =
         responseIsOutput ? pair.otherScale : pair.outputScale;
   }
+  return conv;
+}
 
-  // Every other loop dimension's role follows from the operands it indexes.
+/// Gives every loop dimension of `op` that is not spatial its role, from
+/// the operands it indexes; fails if one has none, a role has two, or a
+/// dimension's iterator type disagrees with whether the output reads it.
+static LogicalResult labelOtherDims(linalg::LinalgOp op,
+                                    ArrayRef<AffineMap> maps,
+                                    Convolution &conv) {
+  auto contains = [&](unsigned operand, unsigned dim) {
+    return maps[operand].isFunctionOfDim(dim);
+  };
   llvm::SmallDenseSet<int64_t> spatialDims(conv.dims.begin() + kOH,
                                            conv.dims.end());
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   for (unsigned dim = 0, e = op.getNumLoops(); dim < e; ++dim) {
-    bool inOutput = contains(output, dim);
+    bool inOutput = contains(2, dim);
     if ((iterators[dim] == utils::IteratorType::parallel) != inOutput)
       return failure();
     if (spatialDims.contains(dim))
@@ -238,9 +260,13 @@ static FailureOr<Convolution> matchConvolution(linalg::LinalgOp op) {
       return failure();
     conv.dims[role] = dim;
   }
+  return success();
+}
 
-  // The image must hold every position the sums read: linalg's verifier
-  // checks static shapes, but not every layout of every op it accepts.
+/// Returns true if the image holds every position the sums read: linalg's
+/// verifier checks static shapes, but not every layout of every op it
+/// accepts.
+static bool imageHoldsWindows(linalg::LinalgOp op, const Convolution &conv) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   ArrayRef<int64_t> imageShape =
       cast<MemRefType>(op->getOperand(conv.image).getType()).getShape();
@@ -250,8 +276,31 @@ static FailureOr<Convolution> matchConvolution(linalg::LinalgOp op) {
     int64_t last = (ranges[conv.dims[kOH + slot]] - 1) * conv.strides[slot] +
                    (ranges[conv.dims[kKH + slot]] - 1) * conv.dilations[slot];
     if (last >= imageShape[conv.imageSpatial[slot]])
-      return failure();
+      return false;
   }
+  return true;
+}
+
+/// Recognises `op` as a 2-D (or 1-D) convolution from its indexing maps,
+/// iterator types and body alone, so named convolutions
+/// (`linalg.conv_2d_nchw_fchw`, `conv_2d_ngchw_gfchw`, depthwise ones) and
+/// generics that compute the same sums (a filter gradient) are all found.
+/// Fails for anything that is not exactly such a sum of products on static
+/// f32 buffers.
+static FailureOr<Convolution> matchConvolution(linalg::LinalgOp op) {
+  if (!isStaticF32MultiplyAccumulate(op))
+    return failure();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  std::optional<unsigned> image = findImageOperand(maps);
+  if (!image)
+    return failure();
+  FailureOr<SmallVector<SpatialPair, 2>> pairs =
+      matchSpatialPairs(maps, *image);
+  if (failed(pairs))
+    return failure();
+  Convolution conv = labelSpatialPairs(op, *image, *pairs);
+  if (failed(labelOtherDims(op, maps, conv)) || !imageHoldsWindows(op, conv))
+    return failure();
   return conv;
 }
 

@@ -158,7 +158,7 @@ struct RematMapToGPUPass
   using RematMapToGPUPassBase::RematMapToGPUPassBase;
 
   void runOnOperation() override {
-    func::FuncOp func = getOperation();
+    FunctionOpInterface func = getOperation();
     if (blockSize <= 0) {
       func.emitError("block-size must be positive, got ") << blockSize;
       return signalPassFailure();

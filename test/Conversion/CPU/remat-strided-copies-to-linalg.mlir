@@ -1,4 +1,4 @@
-// RUN: remat-opt %s -remat-strided-copies-to-linalg | FileCheck %s
+// RUN: remat-opt %s -pass-pipeline='builtin.module(func.func(remat-strided-copies-to-linalg))' | FileCheck %s
 
 // Checks that a copy into a strided view (a padded buffer's interior) and
 // one out of it become linalg.copy, and that copies memref-to-llvm does

@@ -1,4 +1,4 @@
-// RUN: remat-opt %s -remat-vectorize=vector-bits=8 -verify-diagnostics
+// RUN: remat-opt %s -pass-pipeline='builtin.module(func.func(remat-vectorize{vector-bits=8}))' -verify-diagnostics
 
 // Checks that a vector narrower than two bytes is refused, not tiled into
 // vectors of no lanes.

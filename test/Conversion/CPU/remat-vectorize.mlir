@@ -1,5 +1,5 @@
-// RUN: remat-opt %s -split-input-file -remat-vectorize | FileCheck %s
-// RUN: remat-opt %s -split-input-file -remat-vectorize=vector-bits=512 | FileCheck %s --check-prefix=WIDE
+// RUN: remat-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(remat-vectorize))' | FileCheck %s
+// RUN: remat-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(remat-vectorize{vector-bits=512}))' | FileCheck %s --check-prefix=WIDE
 
 // Checks that a sum along the innermost dimension becomes, per row, full
 // 8-lane tiles reduced in order into the accumulator, then one 4-lane tile

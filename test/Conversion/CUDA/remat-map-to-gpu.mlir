@@ -1,4 +1,4 @@
-// RUN: remat-opt %s -remat-map-to-gpu | FileCheck %s
+// RUN: remat-opt %s -pass-pipeline='builtin.module(func.func(remat-map-to-gpu))' | FileCheck %s
 
 // Checks what -remat-map-to-gpu makes of a bufferized step, without a GPU:
 // a global that a linalg op reads gets a device copy, allocated and filled

@@ -316,3 +316,14 @@ LogicalResult BarrierOp::inferReturnTypes(
   llvm::append_range(inferredReturnTypes, operands.getTypes());
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// CostOpInterface
+//===----------------------------------------------------------------------===//
+
+// A random op costs one generated number per element (its results have
+// static shapes); the seed and the barrier compute nothing.
+int64_t RngUniformOp::getFlops() { return getType().getNumElements(); }
+int64_t PhiloxUniformOp::getFlops() { return getType().getNumElements(); }
+int64_t RngSeedOp::getFlops() { return 0; }
+int64_t BarrierOp::getFlops() { return 0; }

@@ -9,6 +9,7 @@
 #define REMAT_DIALECT_REMAT_IR_REMATOPS_H
 
 #include "remat/Dialect/Remat/IR/RematDialect.h"
+#include "remat/Interfaces/CostOpInterface.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"

@@ -9,6 +9,7 @@
 #define REMAT_DIALECT_REMAT_IR_REMATOPS_TD
 
 include "remat/Dialect/Remat/IR/RematDialect.td"
+include "remat/Interfaces/CostOpInterface.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -100,7 +101,8 @@ def Remat_YieldOp : Remat_Op<"yield", [
 
 def Remat_RngUniformOp : Remat_Op<"rng_uniform", [
     MemoryEffects<[MemRead<Remat_RngStateResource>,
-                   MemWrite<Remat_RngStateResource>]>]> {
+                   MemWrite<Remat_RngStateResource>]>,
+    DeclareOpInterfaceMethods<Remat_CostOpInterface>]> {
   let summary = "Uniform random values in [0, 1) from the step's generator";
   let description = [{
     Draws one value per element from the training step's random number
@@ -117,7 +119,8 @@ def Remat_RngUniformOp : Remat_Op<"rng_uniform", [
   let assemblyFormat = "attr-dict `:` type($result)";
 }
 
-def Remat_PhiloxUniformOp : Remat_Op<"philox_uniform", [Pure]> {
+def Remat_PhiloxUniformOp : Remat_Op<"philox_uniform", [Pure,
+    DeclareOpInterfaceMethods<Remat_CostOpInterface>]> {
   let summary = "Counter-based uniform random values (Philox4x32-10)";
   let description = [{
     Element `j` of the result takes 32-bit word `(offset + j) mod 4` of
@@ -138,7 +141,8 @@ def Remat_PhiloxUniformOp : Remat_Op<"philox_uniform", [Pure]> {
 }
 
 def Remat_RngSeedOp : Remat_Op<"rng_seed", [
-    MemoryEffects<[MemRead<Remat_RngStateResource>]>]> {
+    MemoryEffects<[MemRead<Remat_RngStateResource>]>,
+    DeclareOpInterfaceMethods<Remat_CostOpInterface>]> {
   let summary = "Reads the seed of the step's generator";
   let description = [{
     Returns the seed of the training step's random number generator, for
@@ -159,7 +163,8 @@ def Remat_RngSeedOp : Remat_Op<"rng_seed", [
 
 def Remat_BarrierOp : Remat_Op<"barrier", [
     MemoryEffects<[MemWrite<Remat_BarrierResource>]>,
-    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+    DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    DeclareOpInterfaceMethods<Remat_CostOpInterface>]> {
   let summary = "An identity that no folding, CSE or canonicalization sees through";
   let description = [{
     Returns its operands unchanged. Nothing folds it, CSE never merges two of

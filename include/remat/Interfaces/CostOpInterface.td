@@ -1,13 +1,14 @@
-//===- CostModelInterface.td - FLOPs of an op --------------*- tablegen -*-===//
+//===- CostOpInterface.td - FLOPs of an op -----------------*- tablegen -*-===//
 //
 // The op interface through which remat's analyses learn what an op costs to
-// recompute. remat attaches external models to upstream ops; other dialects
-// implement it to plug their ops in.
+// recompute. remat's own ops implement it in ODS, remat's cost model attaches
+// external models to upstream ops, and other dialects implement it to plug
+// their ops in.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef REMAT_ANALYSIS_COSTMODELINTERFACE_TD
-#define REMAT_ANALYSIS_COSTMODELINTERFACE_TD
+#ifndef REMAT_INTERFACES_COSTOPINTERFACE_TD
+#define REMAT_INTERFACES_COSTOPINTERFACE_TD
 
 include "mlir/IR/OpBase.td"
 
@@ -25,4 +26,4 @@ def Remat_CostOpInterface : OpInterface<"CostOpInterface"> {
   ];
 }
 
-#endif // REMAT_ANALYSIS_COSTMODELINTERFACE_TD
+#endif // REMAT_INTERFACES_COSTOPINTERFACE_TD

@@ -1,4 +1,4 @@
-// RUN: remat-opt %s -split-input-file -remat-split-deallocs | FileCheck %s
+// RUN: remat-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(remat-split-deallocs))' | FileCheck %s
 
 // Checks the end-of-block dealloc of a straight-line step: the buffer no
 // retained value views is freed, the returned one (retained directly) and

@@ -1,4 +1,4 @@
-// RUN: remat-opt %s -split-input-file -remat-fuse-elementwise | FileCheck %s
+// RUN: remat-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(remat-fuse-elementwise))' | FileCheck %s
 
 #id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 

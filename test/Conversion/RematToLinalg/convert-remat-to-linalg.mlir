@@ -1,6 +1,6 @@
-// RUN: remat-opt %s -split-input-file -convert-remat-to-standard | FileCheck %s
-// RUN: remat-opt %s -split-input-file -convert-remat-to-standard \
-// RUN:   -convert-remat-to-standard | FileCheck %s --check-prefix=TWICE
+// RUN: remat-opt %s -split-input-file -convert-remat-to-linalg | FileCheck %s
+// RUN: remat-opt %s -split-input-file -convert-remat-to-linalg \
+// RUN:   -convert-remat-to-linalg | FileCheck %s --check-prefix=TWICE
 
 // Checks that a counter-based random op becomes a linalg.generic that
 // computes the linear index plus the offset, runs the ten Philox rounds (two

@@ -1,4 +1,4 @@
-// RUN: remat-opt %s -split-input-file -remat-split-shared-inits | FileCheck %s
+// RUN: remat-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(remat-split-shared-inits))' | FileCheck %s
 
 // Checks that every destination-style op that writes into a shared fresh
 // init (an empty tensor, or one filled with a scalar) gets its own copy of

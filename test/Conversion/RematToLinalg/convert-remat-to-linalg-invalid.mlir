@@ -1,4 +1,4 @@
-// RUN: remat-opt %s -split-input-file -convert-remat-to-standard -verify-diagnostics
+// RUN: remat-opt %s -split-input-file -convert-remat-to-linalg -verify-diagnostics
 
 // Checks that stateful random ops are refused rather than lowered with fresh
 // bits each time they run.

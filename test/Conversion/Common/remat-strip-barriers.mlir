@@ -1,4 +1,4 @@
-// RUN: remat-opt %s -remat-strip-barriers | FileCheck %s
+// RUN: remat-opt %s -pass-pipeline='builtin.module(func.func(remat-strip-barriers))' | FileCheck %s
 
 // Checks that barriers on buffers are replaced by their operands.
 // CHECK-LABEL: func.func @strip(

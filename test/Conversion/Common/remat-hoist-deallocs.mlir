@@ -1,4 +1,4 @@
-// RUN: remat-opt %s -split-input-file -remat-hoist-deallocs | FileCheck %s
+// RUN: remat-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(remat-hoist-deallocs))' | FileCheck %s
 
 // Checks that a dealloc moves up to just after the last use of its buffer,
 // counting uses through views (here a subview read after the buffer itself).
