@@ -12,7 +12,9 @@ be bit-identical, and -remat-report's static peak of both steps must be the
 allocator's measured peak to the byte (at least that peak where the report
 leaves buffers to the allocator, those allocated in loop bodies, which it
 counts as live at once). With --loops, remat-gen also generates scans
-(scf.for loops over stacked layers, reverse loops in the backward). A tool that crashes, rejects a
+(scf.for loops over stacked layers, reverse loops in the backward), and a
+sixth policy, loops, runs -remat-checkpoint-loops (every sqrt(n)-th carry
+saved, the blocks recomputed in the backward) before the pipeline. A tool that crashes, rejects a
 generated step, a static peak that is not the measured one, or a run
 whose outputs differ is a failure: the seed, the policy, the commands and a
 minimized reproducer (the shortest prefix of the seed's forward nodes,
@@ -32,6 +34,7 @@ import sys
 import time
 
 POLICIES = ["annotations", "sequential", "sqrt", "selective", "budget"]
+LOOP_POLICIES = POLICIES + ["loops"]
 
 
 class Tools:
@@ -61,6 +64,8 @@ def mark_option(policy, seed):
         return f"-remat-mark=policy=sequential segments={1 + seed % 4}"
     if policy == "sqrt":
         return "-remat-mark=policy=sqrt"
+    if policy == "loops":
+        return "-remat-checkpoint-loops"
     if policy == "selective":
         return "-remat-mark=policy=selective save-ops=linalg.matmul"
     # budget: halfway between the smallest reachable and the unmarked peak.
@@ -148,7 +153,8 @@ def main():
     ap.add_argument("--seeds", default="0:60", help="A:B, seeds A..B-1")
     ap.add_argument("--sizes", default="tiny", help="comma-separated, cycled "
                     "over the seeds")
-    ap.add_argument("--policies", default=",".join(POLICIES))
+    ap.add_argument("--policies", help="comma-separated (default: all of "
+                    "them, loops only with --loops)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--workdir", default="difftest-work")
     ap.add_argument("--max-failures", type=int, default=5,
@@ -160,7 +166,8 @@ def main():
     tools = Tools(args.bin)
     lo, hi = (int(x) for x in args.seeds.split(":"))
     sizes = args.sizes.split(",")
-    policies = args.policies.split(",")
+    policies = (args.policies.split(",") if args.policies else
+                LOOP_POLICIES if args.loops else POLICIES)
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
     cases = [(seed, sizes[seed % len(sizes)], p)

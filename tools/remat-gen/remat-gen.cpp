@@ -595,6 +595,11 @@ Value Generator::scanForward(Node &node, Value x) {
                            zeros({node.layers, m, k})};
   if (dropout)
     inits.push_back(zeros({node.layers, m, k}));
+  // Half the scans stay out of the current segment, for
+  // -remat-checkpoint-loops, which leaves a marked loop to -remat-checkpoint.
+  Attribute segment = currentMark;
+  if (rng.chance(50))
+    currentMark = {};
   scf::ForOp scan = loop(node.layers, inits, [&](Value i, ValueRange carried) {
     Value h = carried[0];
     Value a = make<math::TanhOp>(matmul(h, sliceAt(w, i)));
@@ -613,6 +618,7 @@ Value Generator::scanForward(Node &node, Value x) {
     yielded[0] = node.residual ? add(h, out) : out;
     return yielded;
   });
+  currentMark = segment;
   node.stacks.assign(scan.getResults().begin() + 1, scan.getResults().end());
   return scan.getResult(0);
 }
