@@ -30,8 +30,11 @@ using namespace remat;
 
 namespace {
 
-/// The constant bounds of `loop` if they are 0 to n step 1.
+/// The trip count n of `loop` if it runs over `index` from 0 to the
+/// constant n step 1.
 static std::optional<int64_t> getTripCount(scf::ForOp loop) {
+  if (!loop.getInductionVar().getType().isIndex())
+    return std::nullopt;
   std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
   std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
   std::optional<int64_t> step = getConstantIntValue(loop.getStep());
@@ -42,8 +45,8 @@ static std::optional<int64_t> getTripCount(scf::ForOp loop) {
 
 /// Whether the slice takes or writes the whole of one slot along dimension
 /// 0 at `index`: offsets [index, 0, ...], sizes [1, full...], unit strides.
-static bool isSlotAccess(OffsetSizeAndStrideOpInterface slice,
-                         ShapedType stack, Value index) {
+static bool isSlotAccess(OffsetSizeAndStrideOpInterface slice, ShapedType stack,
+                         Value index) {
   if (stack.getRank() < 1 || !stack.hasStaticShape())
     return false;
   SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
@@ -77,7 +80,7 @@ static std::string matchScan(scf::ForOp loop, BackwardOp backwardOp,
                              ScanPair &pair) {
   std::optional<int64_t> trips = getTripCount(loop);
   if (!trips)
-    return "its bounds are not constants 0 to n step 1";
+    return "it does not run over index from 0 to a constant n step 1";
   pair.forward = loop;
   pair.trips = *trips;
   Block *body = loop.getBody();
@@ -139,7 +142,7 @@ static std::string matchScan(scf::ForOp loop, BackwardOp backwardOp,
   if (!pair.backward)
     return "the backward region reads none of its stacks";
   if (getTripCount(pair.backward) != pair.trips)
-    return "the backward loop's bounds are not 0 to n step 1";
+    return "the backward loop does not run over index from 0 to n step 1";
   return {};
 }
 
@@ -229,10 +232,10 @@ struct ScanRewriter {
       auto write = dyn_cast<tensor::InsertSliceOp>(op);
       if (write && llvm::is_contained(pair.stackWrites, write)) {
         if (!stacks.empty()) {
-          unsigned number = llvm::find(pair.stackWrites, write) -
-                            pair.stackWrites.begin();
-          unsigned position = llvm::find(stackNumbers, number) -
-                              stackNumbers.begin();
+          unsigned number =
+              llvm::find(pair.stackWrites, write) - pair.stackWrites.begin();
+          unsigned position =
+              llvm::find(stackNumbers, number) - stackNumbers.begin();
           written.push_back(writeSlot(mapping.lookup(write.getSource()),
                                       stacks[position], at));
         }
@@ -306,8 +309,8 @@ struct ScanRewriter {
           SmallVector<Value> inits;
           for (auto [checkpoint, number] :
                llvm::zip_equal(checkpoints, carryNumbers))
-            inits.push_back(readSlot(checkpoint, block,
-                                     forward.getResultTypes()[number]));
+            inits.push_back(
+                readSlot(checkpoint, block, forward.getResultTypes()[number]));
           for (unsigned number : stackNumbers) {
             auto type = getStackType(
                 cast<RankedTensorType>(forward.getResultTypes()[number]), k, 1);
@@ -343,8 +346,8 @@ struct ScanRewriter {
                   }
                   unsigned number =
                       cast<OpResult>(read.getSource()).getResultNumber();
-                  unsigned position = llvm::find(stackNumbers, number) -
-                                      stackNumbers.begin();
+                  unsigned position =
+                      llvm::find(stackNumbers, number) - stackNumbers.begin();
                   mapping.map(read.getResult(),
                               readSlot(locals[position], at, read.getType()));
                 }

@@ -158,3 +158,22 @@ func.func @left_alone(%x: tensor<2xf32>, %dy: tensor<2xf32>) -> (tensor<2xf32>, 
   } : tensor<2xf32>, tensor<2xf32>
   return %h, %h2, %g#0, %g#1 : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
 }
+
+// -----
+
+// Checks that a loop over i32 is left alone.
+func.func @i32_loop(%x: tensor<2xf32>, %dy: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c4 = arith.constant 4 : i32
+  // expected-remark @+1 {{-remat-checkpoint-loops: the loop is not a scan with a reverse backward loop: it does not run over index from 0 to a constant n step 1}}
+  %h = scf.for %i = %c0 to %c4 step %c1 iter_args(%hc = %x) -> (tensor<2xf32>) : i32 {
+    %a = math.tanh %hc : tensor<2xf32>
+    scf.yield %a : tensor<2xf32>
+  }
+  %g = remat.backward {
+    %d = arith.mulf %dy, %h : tensor<2xf32>
+    remat.yield %d : tensor<2xf32>
+  } : tensor<2xf32>
+  return %h, %g : tensor<2xf32>, tensor<2xf32>
+}
