@@ -28,8 +28,6 @@ namespace remat {
 using namespace mlir;
 using namespace remat;
 
-namespace {
-
 /// The trip count n of `loop` if it runs over `index` from 0 to the
 /// constant n step 1.
 static std::optional<int64_t> getTripCount(scf::ForOp loop) {
@@ -64,6 +62,8 @@ static bool isSlotAccess(OffsetSizeAndStrideOpInterface slice, ShapedType stack,
   return true;
 }
 
+namespace {
+
 /// A forward scan and the backward loop that walks it in reverse.
 struct ScanPair {
   scf::ForOp forward, backward;
@@ -74,6 +74,8 @@ struct ScanPair {
   /// The backward loop's reads of the stacks, at slot n - 1 - j.
   SmallVector<tensor::ExtractSliceOp> stackReads;
 };
+
+} // namespace
 
 /// Why `loop` is not a scan this pass rewrites, or empty with `pair` set.
 static std::string matchScan(scf::ForOp loop, BackwardOp backwardOp,
@@ -153,8 +155,6 @@ static int64_t getSqrtBlock(int64_t n) {
     --k;
   return k;
 }
-
-} // namespace
 
 /// Bytes of a statically shaped tensor type.
 static int64_t getBytes(Type type) {
