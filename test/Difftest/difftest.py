@@ -9,14 +9,19 @@ and budget policies) the step goes through
 and `remat-run --compare` runs it against the unmarked step (the same step
 after -remat-thread-rng only) on the same random inputs: every output must
 be bit-identical, and -remat-report's static peak of both steps must be the
-allocator's measured peak to the byte. A tool that crashes, rejects a
+allocator's measured peak to the byte (at least that peak where the report
+leaves buffers to the allocator, those allocated in loop bodies, which it
+counts as live at once). With --loops, remat-gen also generates scans
+(scf.for loops over stacked layers, reverse loops in the backward), and a
+sixth policy, loops, runs -remat-checkpoint-loops (every sqrt(n)-th carry
+saved, the blocks recomputed in the backward) before the pipeline. A tool that crashes, rejects a
 generated step, a static peak that is not the measured one, or a run
 whose outputs differ is a failure: the seed, the policy, the commands and a
 minimized reproducer (the shortest prefix of the seed's forward nodes,
 `remat-gen --max-nodes K`, that still fails) are printed.
 
 Usage: difftest.py --bin DIR [--seeds A:B] [--sizes tiny,small] [--jobs 2]
-                   [--workdir DIR] [--max-failures N]
+                   [--workdir DIR] [--max-failures N] [--loops]
 """
 import argparse
 import concurrent.futures
@@ -29,6 +34,7 @@ import sys
 import time
 
 POLICIES = ["annotations", "sequential", "sqrt", "selective", "budget"]
+LOOP_POLICIES = POLICIES + ["loops"]
 
 
 class Tools:
@@ -58,13 +64,15 @@ def mark_option(policy, seed):
         return f"-remat-mark=policy=sequential segments={1 + seed % 4}"
     if policy == "sqrt":
         return "-remat-mark=policy=sqrt"
+    if policy == "loops":
+        return "-remat-checkpoint-loops"
     if policy == "selective":
         return "-remat-mark=policy=selective save-ops=linalg.matmul"
     # budget: halfway between the smallest reachable and the unmarked peak.
     return "-remat-mark=policy=budget budget-between=0.5"
 
 
-def check(tools, seed, size, policy, work, max_nodes=None):
+def check(tools, seed, size, policy, work, max_nodes=None, loops=False):
     """Runs one case; returns None or (kind, message, commands)."""
     tag = f"s{seed}-{size}-{policy}" + (f"-k{max_nodes}" if max_nodes else "")
     step = os.path.join(work, f"{tag}.mlir")
@@ -73,6 +81,8 @@ def check(tools, seed, size, policy, work, max_nodes=None):
     gen = [tools.gen, "--seed", str(seed), "--size", size, "-o", step]
     if max_nodes:
         gen[1:1] = ["--max-nodes", str(max_nodes)]
+    if loops:
+        gen[1:1] = ["--loops"]
     cmds = [gen]
     rc, _, err = run(gen)
     if rc != 0:
@@ -109,7 +119,9 @@ def check(tools, seed, size, policy, work, max_nodes=None):
         if rc != 0:
             return ("crash" if crashed(rc) else "rejected", err, cmds)
         static = json.loads(stdout)["functions"][0]["totals"]
-        if static["static_peak_bytes"] != peak:
+        exact = static["unplanned_buffers"] == 0
+        if (static["static_peak_bytes"] != peak if exact
+                else static["static_peak_bytes"] < peak):
             return ("peak", f"{path}: static peak {static['static_peak_bytes']}"
                     f" bytes, measured {peak} bytes", cmds)
     for path in (step, base, out):
@@ -117,10 +129,11 @@ def check(tools, seed, size, policy, work, max_nodes=None):
     return None
 
 
-def minimize(tools, seed, size, policy, work, kind):
+def minimize(tools, seed, size, policy, work, kind, loops):
     """The smallest --max-nodes prefix that fails the same way, or None."""
     for k in range(1, 65):
-        failure = check(tools, seed, size, policy, work, max_nodes=k)
+        failure = check(tools, seed, size, policy, work, max_nodes=k,
+                        loops=loops)
         if failure and failure[0] == kind:
             return k, failure
         if failure is None:
@@ -140,17 +153,21 @@ def main():
     ap.add_argument("--seeds", default="0:60", help="A:B, seeds A..B-1")
     ap.add_argument("--sizes", default="tiny", help="comma-separated, cycled "
                     "over the seeds")
-    ap.add_argument("--policies", default=",".join(POLICIES))
+    ap.add_argument("--policies", help="comma-separated (default: all of "
+                    "them, loops only with --loops)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--workdir", default="difftest-work")
     ap.add_argument("--max-failures", type=int, default=5,
                     help="stop after this many failures")
+    ap.add_argument("--loops", action="store_true",
+                    help="remat-gen --loops: steps with scans")
     args = ap.parse_args()
 
     tools = Tools(args.bin)
     lo, hi = (int(x) for x in args.seeds.split(":"))
     sizes = args.sizes.split(",")
-    policies = args.policies.split(",")
+    policies = (args.policies.split(",") if args.policies else
+                LOOP_POLICIES if args.loops else POLICIES)
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
     cases = [(seed, sizes[seed % len(sizes)], p)
@@ -160,7 +177,8 @@ def main():
     failures = []
     done = 0
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        futures = {pool.submit(check, tools, s, z, p, args.workdir): (s, z, p)
+        futures = {pool.submit(check, tools, s, z, p, args.workdir,
+                               loops=args.loops): (s, z, p)
                    for s, z, p in cases}
         try:
             for fut in concurrent.futures.as_completed(futures):
@@ -189,11 +207,13 @@ def main():
         for cmd in cmds:
             print("  $ " + quote(cmd))
         print("  " + "\n  ".join(message.strip().splitlines()[-20:]))
-        small = minimize(tools, seed, size, policy, args.workdir, kind)
+        small = minimize(tools, seed, size, policy, args.workdir, kind,
+                         args.loops)
         if small:
             k, (_, msg, small_cmds) = small
             print(f"  minimized: remat-gen --seed {seed} --size {size} "
-                  f"--max-nodes {k} fails the same way:")
+                  f"--max-nodes {k}{' --loops' if args.loops else ''} fails "
+                  "the same way:")
             for cmd in small_cmds:
                 print("  $ " + quote(cmd))
             with open(small_cmds[0][-1]) as f:
@@ -201,7 +221,8 @@ def main():
     crashes = counts.get("crash", 0)
     mismatches = counts.get("mismatch", 0)
     print(f"difftest: {done} cases ({hi - lo} seeds x {len(policies)} policies, "
-          f"sizes {','.join(sizes)}), {len(failures)} failures "
+          f"sizes {','.join(sizes)}{', loops' if args.loops else ''}), "
+          f"{len(failures)} failures "
           f"({mismatches} mismatches, {crashes} crashes"
           + "".join(f", {n} {k}" for k, n in sorted(counts.items())
                     if k not in ("crash", "mismatch"))

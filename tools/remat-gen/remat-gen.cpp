@@ -8,9 +8,14 @@
 // remat.rng_uniform), a `remat.backward` region derived by the chain rule
 // (reverse mode over the forward nodes; the gradients of every input and
 // parameter are its results), and random segment marks (flat, nested, with
-// `remat.policy = "save"` overrides).
+// `remat.policy = "save"` overrides). With `--loops`, scans too: an scf.for
+// over a stack of layers (h <- tanh(h W[i]), with dropout and a residual
+// now and then) that stacks what its backward needs into tensor iter_args,
+// and in the backward region an scf.for that walks the layers in reverse
+// (docs/Loops.md). Marks go on the loop, never on the ops of its body.
 //
-//   remat-gen --seed N [--size tiny|small|large] [--max-nodes K] [-o FILE]
+//   remat-gen --seed N [--size tiny|small|large] [--max-nodes K] [--loops]
+//             [-o FILE]
 //   remat-gen --ops N [--shape S] [-o FILE]     (compile-time benchmarks)
 //
 // The same seed gives the same step; `--max-nodes K` keeps the first K
@@ -26,6 +31,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -71,6 +77,12 @@ llvm::cl::opt<int64_t> shapeOpt("shape",
                                 llvm::cl::desc("With --ops: every dimension "
                                                "is S"),
                                 llvm::cl::init(16));
+llvm::cl::opt<bool>
+    loopsOpt("loops",
+             llvm::cl::desc("Also generate scans: scf.for loops over a stack "
+                            "of layers, with a reverse scf.for in the "
+                            "backward region"),
+             llvm::cl::init(false));
 llvm::cl::opt<std::string> outputOpt("o", llvm::cl::desc("Output file"),
                                      llvm::cl::init("-"));
 
@@ -103,6 +115,7 @@ enum class Kind {
   Scale,  // x * constant
   Concat, // concat of two values along dim 0 or 1
   Dropout,
+  Scan, // scf.for over a stack of layers h <- [h +] dropout(tanh(h W[i]))
 };
 
 /// What a forward node computed; the backward needs it for the chain rule.
@@ -117,14 +130,20 @@ struct Node {
   Value mask;
   Value reduced;
   int64_t dim = 0;
+  // A scan's layer count, whether its layers are residual, and the stacks
+  // its loop returns besides h: every layer's input, its tanh and, with
+  // dropout, its mask scale.
+  int64_t layers = 0;
+  bool residual = false;
+  SmallVector<Value> stacks;
 };
 
 class Generator {
 public:
   Generator(MLIRContext *ctx, uint64_t seed, ArrayRef<int64_t> dims,
-            unsigned numNodes, unsigned maxNodes, bool marks)
+            unsigned numNodes, unsigned maxNodes, bool marks, bool loops)
       : ctx(ctx), b(ctx), rng{seed}, dims(dims), numNodes(numNodes),
-        maxNodes(maxNodes), marks(marks) {
+        maxNodes(maxNodes), marks(marks), loops(loops) {
     f32 = b.getF32Type();
     loc = b.getUnknownLoc();
   }
@@ -144,9 +163,10 @@ private:
     diffArgs.push_back(v);
     return v;
   }
-  /// Writes the current segment mark on `op` (forward ops only).
+  /// Writes the current segment mark on `op` (forward ops directly in the
+  /// function body only).
   Operation *mark(Operation *op) {
-    if (!inBackward && currentMark)
+    if (!inBackward && !inLoopBody && currentMark)
       op->setAttr(remat::RematDialect::kSegmentAttrName, currentMark);
     return op;
   }
@@ -229,6 +249,54 @@ private:
     return op->getResult(0);
   }
 
+  Value index(int64_t value) { return make<arith::ConstantIndexOp>(value); }
+  /// Slot `i` of `stack` (rank 3), of rank 2.
+  Value sliceAt(Value stack, Value i) {
+    ArrayRef<int64_t> shape = shapeOf(stack);
+    SmallVector<OpFoldResult> offsets{i, b.getIndexAttr(0), b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes{b.getIndexAttr(1), b.getIndexAttr(shape[1]),
+                                    b.getIndexAttr(shape[2])};
+    SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+    auto op = tensor::ExtractSliceOp::create(b, loc, type(shape.drop_front()),
+                                             stack, offsets, sizes, strides);
+    mark(op);
+    return op->getResult(0);
+  }
+  /// `stack` (rank 3) with `x` (rank 2) written into slot `i`.
+  Value insertAt(Value x, Value stack, Value i) {
+    SmallVector<OpFoldResult> offsets{i, b.getIndexAttr(0), b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes{b.getIndexAttr(1),
+                                    b.getIndexAttr(shapeOf(x)[0]),
+                                    b.getIndexAttr(shapeOf(x)[1])};
+    SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+    auto op = tensor::InsertSliceOp::create(b, loc, x, stack, offsets, sizes,
+                                            strides);
+    mark(op);
+    return op->getResult(0);
+  }
+  /// An scf.for from 0 to `trips` over `inits` whose body `body` builds
+  /// with this generator's helpers, returning the values to yield.
+  scf::ForOp loop(int64_t trips, ValueRange inits,
+                  function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    Value lb = index(0), ub = index(trips), step = index(1);
+    auto op = scf::ForOp::create(
+        b, loc, lb, ub, step, inits,
+        [&](OpBuilder &nested, Location, Value iv, ValueRange carried) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nested.getInsertionBlock(),
+                              nested.getInsertionPoint());
+          bool wasInBody = inLoopBody;
+          inLoopBody = true;
+          SmallVector<Value> yielded = body(iv, carried);
+          scf::YieldOp::create(b, loc, yielded);
+          inLoopBody = wasInBody;
+        });
+    mark(op);
+    return op;
+  }
+  Value scanForward(Node &node, Value x);
+  void scanBackward(const Node &node, Value g);
+
   /// Picks a forward value, preferring recent ones (deep graphs, with skip
   /// connections now and then).
   Value pickValue() {
@@ -282,7 +350,7 @@ private:
   Rng rng;
   ArrayRef<int64_t> dims;
   unsigned numNodes, maxNodes;
-  bool marks;
+  bool marks, loops;
   Type f32;
   Location loc = UnknownLoc::get(ctx);
   Block *body = nullptr;
@@ -301,6 +369,7 @@ private:
   Attribute currentMark;
   int64_t nextSegment = 0;
   bool inBackward = false;
+  bool inLoopBody = false;
 
 public:
   /// Stop adding forward nodes once the forward part has this many ops.
@@ -338,8 +407,10 @@ bool Generator::forwardNode() {
       Kind::Bias,   Kind::ReduceBcast, Kind::Binary, Kind::Binary,
       Kind::Tanh,   Kind::Neg,         Kind::Relu,   Kind::Scale,
       Kind::Concat, Kind::Dropout,     Kind::Dropout};
-  Kind kind = kinds[rng.below(std::size(kinds))];
-  Node node{kind, {}, {}, {}, 0, {}, {}, 0};
+  // Without --loops, no draw: a seed's step stays what it was.
+  Kind kind =
+      loops && rng.chance(15) ? Kind::Scan : kinds[rng.below(std::size(kinds))];
+  Node node{kind, {}, {}, {}, 0, {}, {}, 0, 0, false, {}};
   Value x = pickValue();
   ArrayRef<int64_t> xs = shapeOf(x);
   Operation *last = nullptr;
@@ -421,6 +492,9 @@ bool Generator::forwardNode() {
     node.output = make<arith::SelectOp>(node.mask, scaled, splat(0.0, xs));
     break;
   }
+  case Kind::Scan:
+    node.output = scanForward(node, x);
+    break;
   }
   last = node.output.getDefiningOp();
   if (marks && currentMark && rng.chance(8))
@@ -496,7 +570,83 @@ void Generator::backwardNode(const Node &node, Value g) {
     accumulate(x, make<arith::SelectOp>(node.mask, scale(g, node.constant),
                                         splat(0.0, xs)));
     break;
+  case Kind::Scan:
+    scanBackward(node, g);
+    break;
   }
+}
+
+/// A scan over a new stack W of 2 to 4 layers: layer i maps h (m, k) to
+/// tanh(h W[i]), dropped out (scale stacked) and added to h now and then.
+/// The loop carries h and stacks each layer's input and tanh.
+Value Generator::scanForward(Node &node, Value x) {
+  ArrayRef<int64_t> xs = shapeOf(x);
+  int64_t m = xs[0], k = xs[1];
+  node.layers = 2 + rng.below(3);
+  node.residual = rng.chance(50);
+  bool dropout = rng.chance(50);
+  double p = rng.chance(50) ? 0.5 : 0.125;
+  if (dropout && !seed)
+    seed = arg(b.getI64Type());
+  node.constant = 1.0 / (1.0 - p);
+  Value w = param({node.layers, k, k});
+  node.inputs = {x, w};
+  SmallVector<Value> inits{x, zeros({node.layers, m, k}),
+                           zeros({node.layers, m, k})};
+  if (dropout)
+    inits.push_back(zeros({node.layers, m, k}));
+  // Half the scans stay out of the current segment, for
+  // -remat-checkpoint-loops, which leaves a marked loop to -remat-checkpoint.
+  Attribute segment = currentMark;
+  if (rng.chance(50))
+    currentMark = {};
+  scf::ForOp scan = loop(node.layers, inits, [&](Value i, ValueRange carried) {
+    Value h = carried[0];
+    Value a = make<math::TanhOp>(matmul(h, sliceAt(w, i)));
+    Value out = a;
+    SmallVector<Value> yielded{
+        {}, insertAt(h, carried[1], i), insertAt(a, carried[2], i)};
+    if (dropout) {
+      Value u = make<remat::RngUniformOp>(type(xs));
+      Value keep =
+          make<arith::CmpFOp>(arith::CmpFPredicate::OGE, u, splat(p, xs));
+      Value s =
+          make<arith::SelectOp>(keep, splat(node.constant, xs), splat(0.0, xs));
+      out = mul(a, s);
+      yielded.push_back(insertAt(s, carried[3], i));
+    }
+    yielded[0] = node.residual ? add(h, out) : out;
+    return yielded;
+  });
+  currentMark = segment;
+  node.stacks.assign(scan.getResults().begin() + 1, scan.getResults().end());
+  return scan.getResult(0);
+}
+
+/// The scan's backward: an scf.for over the layers in reverse (i = n-1-j)
+/// carrying the gradient of h and the stacked gradient of W.
+void Generator::scanBackward(const Node &node, Value g) {
+  Value x = node.inputs[0], w = node.inputs[1];
+  ArrayRef<int64_t> xs = shapeOf(x);
+  Value lastLayer = index(node.layers - 1);
+  Value one = splat(1.0, xs);
+  SmallVector<Value> inits{g, zeros(shapeOf(w))};
+  scf::ForOp scan = loop(node.layers, inits, [&](Value j, ValueRange carried) {
+    Value i = make<arith::SubIOp>(lastLayer, j);
+    Value gout = carried[0];
+    Value h = sliceAt(node.stacks[0], i);
+    Value a = sliceAt(node.stacks[1], i);
+    Value ga =
+        node.stacks.size() > 2 ? mul(gout, sliceAt(node.stacks[2], i)) : gout;
+    Value dz = mul(ga, make<arith::SubFOp>(one, mul(a, a)));
+    Value dwi = matmul(transpose(h), dz);
+    Value gh = matmul(dz, transpose(sliceAt(w, i)));
+    if (node.residual)
+      gh = add(gh, gout);
+    return SmallVector<Value>{gh, insertAt(dwi, carried[1], i)};
+  });
+  accumulate(x, scan.getResult(0));
+  accumulate(w, scan.getResult(1));
 }
 
 OwningOpRef<ModuleOp> Generator::run() {
@@ -537,7 +687,17 @@ OwningOpRef<ModuleOp> Generator::run() {
           shapeOf(node.output) == shapeOf(pool.back()))
         sinks.push_back(node.output);
     for (Value sink : sinks) {
-      Node node{Kind::Binary, {pool.back(), sink}, {}, "addf", 0, {}, {}, 0};
+      Node node{Kind::Binary,
+                {pool.back(), sink},
+                {},
+                "addf",
+                0,
+                {},
+                {},
+                0,
+                0,
+                false,
+                {}};
       node.output = add(pool.back(), sink);
       addToPool(node.output);
       nodes.push_back(std::move(node));
@@ -598,7 +758,7 @@ int main(int argc, char **argv) {
 
   MLIRContext ctx;
   ctx.loadDialect<remat::RematDialect, arith::ArithDialect, func::FuncDialect,
-                  linalg::LinalgDialect, math::MathDialect,
+                  linalg::LinalgDialect, math::MathDialect, scf::SCFDialect,
                   tensor::TensorDialect>();
 
   OwningOpRef<ModuleOp> module;
@@ -615,7 +775,7 @@ int main(int argc, char **argv) {
     // more build corrects r when the count is off by more than 5%.
     double ratio = 2.74;
     for (int attempt = 0; attempt < 3; ++attempt) {
-      Generator gen(&ctx, seedOpt, dims, UINT_MAX, 0, true);
+      Generator gen(&ctx, seedOpt, dims, UINT_MAX, 0, true, false);
       gen.forwardOpLimit = std::max<size_t>(1, size_t(opsOpt / ratio));
       gen.chain = true;
       module = gen.run();
@@ -643,7 +803,8 @@ int main(int argc, char **argv) {
     }
     Rng sizer{seedOpt ^ 0x5eed};
     unsigned nodes = minNodes + sizer.below(maxNodes - minNodes + 1);
-    module = Generator(&ctx, seedOpt, dims, nodes, maxNodesOpt, true).run();
+    module = Generator(&ctx, seedOpt, dims, nodes, maxNodesOpt, true, loopsOpt)
+                 .run();
   }
 
   if (failed(verify(*module))) {

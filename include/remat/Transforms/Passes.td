@@ -153,6 +153,52 @@ def RematCheckpointPass : Pass<"remat-checkpoint", "mlir::func::FuncOp"> {
   ];
 }
 
+def RematCheckpointLoopsPass
+    : Pass<"remat-checkpoint-loops", "mlir::func::FuncOp"> {
+  let summary = "Save every k-th carry of a scan and recompute the rest";
+  let description = [{
+    Rewrites a forward scan and the backward loop that walks it in reverse
+    (docs/Loops.md) so that the forward saves its carries every k
+    iterations instead of stacking every iteration's activations, and the
+    backward recomputes each block of k iterations from its checkpoint
+    before it runs that block's backward iterations: saved bytes
+    proportional to n / k carries plus k slots of the stacks, one extra run
+    of the loop body per iteration (k = sqrt(n): O(sqrt(n)) memory).
+
+    The forward loop is an `scf.for` directly in the function body, before
+    `remat.backward`, not in a checkpoint segment, from 0 to a constant n
+    step 1, whose body is free of memory effects (run `-remat-thread-rng`
+    first). Its iter_args are carries (statically shaped tensors) and stacks:
+    an iter_arg whose only use is a `tensor.insert_slice` writing one whole
+    slot `[iv, 0, ...]` of it, yielded. Every use of a stacked result is a
+    `tensor.extract_slice` of one whole slot `[n - 1 - j, 0, ...]`
+    (`arith.subi` of the constant n - 1 and j) in the body of one `scf.for`
+    over j from 0 to n step 1 directly in the backward region. A loop that
+    does not match is left alone with a remark saying why; a rewritten one
+    gets a remark with its saved bytes before and after.
+
+    The forward becomes a loop over n / k blocks that writes its carries to
+    slot b of a checkpoint stack (one per carry) and runs k iterations; the
+    stack writes are dropped. The backward becomes a loop over the blocks,
+    last first: it reads the block's checkpoint, reruns the block's k
+    iterations writing their slots t into local stacks of k slots, then runs
+    the k backward iterations reading slot k - 1 - t. The recomputed
+    iterations are the forward's ops on the same values, so the results are
+    bit-identical. `every=0` (the default) takes k the largest divisor of n
+    not above sqrt(n); a k that does not divide n leaves the loop alone.
+  }];
+  let options = [
+    Option<"every", "every", "unsigned", /*default=*/"0",
+           "Save the carries every k iterations (0: k near sqrt(n))">
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numLoops", "checkpointed-loops", "Scans that save every k-th carry">
+  ];
+}
+
 def RematVerifyPass : Pass<"remat-verify", "mlir::func::FuncOp"> {
   let summary = "Check that every recomputed op matches its original";
   let description = [{

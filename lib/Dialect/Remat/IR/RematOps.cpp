@@ -105,8 +105,33 @@ LogicalResult remat::verifyMarksTakeEffect(FunctionOpInterface function) {
     return op.hasAttr(RematDialect::kSegmentAttrName) ||
            op.hasAttr(RematDialect::kPolicyAttrName);
   };
-  // The verifier keeps marks on ops directly in the body.
   Region &body = function.getFunctionBody();
+  // The dialect verifier keeps marks on ops directly in the body, but IR
+  // parsed or rewritten without verification can still hold them in a loop
+  // body or a branch, where no pass would read them.
+  for (Block &block : body) {
+    for (Operation &top : block) {
+      WalkResult nested = top.walk([&](Operation *op) {
+        if (op == &top || !isMarked(*op))
+          return WalkResult::advance();
+        if (isa<BackwardOp>(top))
+          op->emitOpError() << "is marked for checkpointing but is inside "
+                               "'remat.backward': only forward ops belong to "
+                               "segments";
+        else
+          op->emitOpError()
+              << "is marked for checkpointing but is nested in '"
+              << op->getParentOp()->getName()
+              << "'; segments are formed from the ops directly in "
+                 "a function body, and a segment inside a loop "
+                 "body is not recomputed per iteration: mark the "
+                 "enclosing op instead";
+        return WalkResult::interrupt();
+      });
+      if (nested.wasInterrupted())
+        return failure();
+    }
+  }
   BackwardOp backward = getBackwardOp(body);
   bool afterBackward = false;
   for (Block &block : body) {

@@ -64,10 +64,13 @@ mlir::LogicalResult verifyTensorSizes(
 BackwardOp getBackwardOp(mlir::Region &functionBody);
 
 /// Checks that the marks (`remat.segment`, `remat.policy`) of `function` can
-/// take effect: they sit on forward ops of a training step, before its
-/// `remat.backward`. Emits a located error at the first mark that cannot
-/// (in a function without a backward region, or after it) and fails. Passes
-/// that read marks call it, so that no mark is silently ignored.
+/// take effect: they sit on forward ops of a training step, directly in its
+/// body and before its `remat.backward`. Emits a located error at the first
+/// mark that cannot (in a function without a backward region, after it, or
+/// on an op nested in another op's region, such as a loop body, which the
+/// dialect verifier rejects too but which IR that skipped verification can
+/// still hold) and fails. Passes that read marks call it, so that no mark is
+/// silently ignored.
 mlir::LogicalResult verifyMarksTakeEffect(mlir::FunctionOpInterface function);
 
 /// Returns the value whose memory `value` designates: through view-like ops

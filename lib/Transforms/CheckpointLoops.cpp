@@ -1,0 +1,429 @@
+//===- CheckpointLoops.cpp - Save every k-th carry of a scan --------------===//
+//
+// This file implements -remat-checkpoint-loops: a forward scan that stacks
+// what its reverse backward loop reads saves only every k-th carry instead,
+// and the backward loop recomputes each block of k iterations before it
+// walks that block in reverse (docs/Loops.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Dialect/Remat/IR/RematOps.h"
+#include "remat/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <cmath>
+
+namespace remat {
+#define GEN_PASS_DEF_REMATCHECKPOINTLOOPSPASS
+#include "remat/Transforms/Passes.h.inc"
+} // namespace remat
+
+using namespace mlir;
+using namespace remat;
+
+/// The trip count n of `loop` if it runs over `index` from 0 to the
+/// constant n step 1.
+static std::optional<int64_t> getTripCount(scf::ForOp loop) {
+  if (!loop.getInductionVar().getType().isIndex())
+    return std::nullopt;
+  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+  std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+  if (!lb || !ub || !step || *lb != 0 || *step != 1 || *ub < 1)
+    return std::nullopt;
+  return *ub;
+}
+
+/// Whether the slice takes or writes the whole of one slot along dimension
+/// 0 at `index`: offsets [index, 0, ...], sizes [1, full...], unit strides.
+static bool isSlotAccess(OffsetSizeAndStrideOpInterface slice, ShapedType stack,
+                         Value index) {
+  if (stack.getRank() < 1 || !stack.hasStaticShape())
+    return false;
+  SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+  SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
+  SmallVector<OpFoldResult> strides = slice.getMixedStrides();
+  if (offsets.size() != size_t(stack.getRank()) ||
+      dyn_cast_if_present<Value>(offsets[0]) != index)
+    return false;
+  for (int64_t d = 0; d < stack.getRank(); ++d) {
+    if (!isConstantIntValue(strides[d], 1) ||
+        !isConstantIntValue(sizes[d], d == 0 ? 1 : stack.getDimSize(d)) ||
+        (d > 0 && !isConstantIntValue(offsets[d], 0)))
+      return false;
+  }
+  return true;
+}
+
+namespace {
+
+/// A forward scan and the backward loop that walks it in reverse.
+struct ScanPair {
+  scf::ForOp forward, backward;
+  int64_t trips = 0;
+  /// Per forward iter_arg: the insert_slice writing its slot iv, or null
+  /// for a carry.
+  SmallVector<tensor::InsertSliceOp> stackWrites;
+  /// The backward loop's reads of the stacks, at slot n - 1 - j.
+  SmallVector<tensor::ExtractSliceOp> stackReads;
+};
+
+} // namespace
+
+/// Why `loop` is not a scan this pass rewrites, or empty with `pair` set.
+static std::string matchScan(scf::ForOp loop, BackwardOp backwardOp,
+                             ScanPair &pair) {
+  std::optional<int64_t> trips = getTripCount(loop);
+  if (!trips)
+    return "it does not run over index from 0 to a constant n step 1";
+  pair.forward = loop;
+  pair.trips = *trips;
+  Block *body = loop.getBody();
+  auto yield = cast<scf::YieldOp>(body->getTerminator());
+  bool hasStack = false;
+  for (auto [number, arg] : llvm::enumerate(loop.getRegionIterArgs())) {
+    tensor::InsertSliceOp write;
+    if (arg.hasOneUse())
+      write = dyn_cast<tensor::InsertSliceOp>(*arg.getUsers().begin());
+    if (write && write.getDest() == arg &&
+        yield.getOperand(number) == write.getResult() &&
+        write.getResult().hasOneUse() &&
+        isSlotAccess(write, write.getDestType(), loop.getInductionVar())) {
+      pair.stackWrites.push_back(write);
+      hasStack = true;
+      continue;
+    }
+    auto carry = dyn_cast<RankedTensorType>(arg.getType());
+    if (!carry || !carry.hasStaticShape())
+      return "carry #" + std::to_string(number) +
+             " is not a statically shaped tensor";
+    pair.stackWrites.push_back({});
+  }
+  if (!hasStack)
+    return "it stacks nothing";
+  WalkResult effects = loop.getBody()->walk([&](Operation *op) {
+    if (isa<scf::YieldOp>(op) || isMemoryEffectFree(op))
+      return WalkResult::advance();
+    return WalkResult::interrupt();
+  });
+  if (effects.wasInterrupted())
+    return "its body has an op with memory effects (a stateful random op: "
+           "run -remat-thread-rng first)";
+
+  // Every use of a stack is a read of slot n - 1 - j in one backward loop.
+  for (auto [number, write] : llvm::enumerate(pair.stackWrites)) {
+    if (!write)
+      continue;
+    for (Operation *user : loop.getResult(number).getUsers()) {
+      auto read = dyn_cast<tensor::ExtractSliceOp>(user);
+      auto parent = read ? dyn_cast<scf::ForOp>(read->getParentOp()) : nullptr;
+      if (!parent || parent->getParentOp() != backwardOp)
+        return "stack #" + std::to_string(number) +
+               " is used other than by a loop directly in the backward region";
+      if (pair.backward && pair.backward != parent)
+        return "its stacks are read by two backward loops";
+      pair.backward = parent;
+      auto index = read.getOffsets().empty()
+                       ? nullptr
+                       : read.getOffsets()[0].getDefiningOp<arith::SubIOp>();
+      if (!index || index.getRhs() != parent.getInductionVar() ||
+          !isConstantIntValue(index.getLhs(), pair.trips - 1) ||
+          !isSlotAccess(read, read.getSourceType(), index.getResult()))
+        return "stack #" + std::to_string(number) +
+               " is read other than at slot n - 1 - j";
+      pair.stackReads.push_back(read);
+    }
+  }
+  if (!pair.backward)
+    return "the backward region reads none of its stacks";
+  if (getTripCount(pair.backward) != pair.trips)
+    return "the backward loop does not run over index from 0 to n step 1";
+  return {};
+}
+
+/// The largest divisor of n not above sqrt(n).
+static int64_t getSqrtBlock(int64_t n) {
+  int64_t k = std::max<int64_t>(1, int64_t(std::sqrt(double(n))));
+  while (n % k)
+    --k;
+  return k;
+}
+
+/// Bytes of a statically shaped tensor type.
+static int64_t getBytes(Type type) {
+  auto shaped = cast<RankedTensorType>(type);
+  return shaped.getNumElements() *
+         getElementBytes(shaped.getElementType()).value_or(8);
+}
+
+/// `type` with dimension 0 of `slots` slots of it in front (`drop` = 0), or
+/// with its dimension 0 replaced (`drop` = 1).
+static RankedTensorType getStackType(RankedTensorType type, int64_t slots,
+                                     unsigned drop) {
+  SmallVector<int64_t> shape{slots};
+  llvm::append_range(shape, type.getShape().drop_front(drop));
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
+namespace {
+
+/// Builds the slot accesses and loops of the rewrite.
+struct ScanRewriter {
+  ScanPair &pair;
+  int64_t k;
+  OpBuilder b;
+  Location loc;
+  SmallVector<unsigned> carryNumbers, stackNumbers;
+
+  ScanRewriter(ScanPair &pair, int64_t k)
+      : pair(pair), k(k), b(pair.forward), loc(pair.forward.getLoc()) {
+    for (auto [number, write] : llvm::enumerate(pair.stackWrites))
+      (write ? stackNumbers : carryNumbers).push_back(number);
+  }
+
+  Value index(int64_t value) {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  }
+  /// The offsets, sizes and strides of slot `at` of `stack`.
+  void getSlot(Value stack, Value at, SmallVectorImpl<OpFoldResult> &offsets,
+               SmallVectorImpl<OpFoldResult> &sizes,
+               SmallVectorImpl<OpFoldResult> &strides) {
+    auto type = cast<RankedTensorType>(stack.getType());
+    offsets.assign(type.getRank(), b.getIndexAttr(0));
+    offsets[0] = at;
+    sizes.assign({b.getIndexAttr(1)});
+    for (int64_t d : type.getShape().drop_front())
+      sizes.push_back(b.getIndexAttr(d));
+    strides.assign(type.getRank(), b.getIndexAttr(1));
+  }
+  Value readSlot(Value stack, Value at, Type resultType) {
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    getSlot(stack, at, offsets, sizes, strides);
+    return tensor::ExtractSliceOp::create(b, loc,
+                                          cast<RankedTensorType>(resultType),
+                                          stack, offsets, sizes, strides);
+  }
+  Value writeSlot(Value value, Value stack, Value at) {
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    getSlot(stack, at, offsets, sizes, strides);
+    return tensor::InsertSliceOp::create(b, loc, value, stack, offsets, sizes,
+                                         strides);
+  }
+
+  /// Clones the forward body for iteration `iv` from `carries` at the
+  /// builder; returns the next carries and, with `stacks`, those stacks
+  /// with this iteration's slot `at` written (else the writes are dropped).
+  std::pair<SmallVector<Value>, SmallVector<Value>>
+  cloneForwardBody(Value iv, ValueRange carries, ValueRange stacks, Value at) {
+    scf::ForOp forward = pair.forward;
+    IRMapping mapping;
+    mapping.map(forward.getInductionVar(), iv);
+    for (auto [number, carry] : llvm::zip_equal(carryNumbers, carries))
+      mapping.map(forward.getRegionIterArgs()[number], carry);
+    SmallVector<Value> written;
+    for (Operation &op : forward.getBody()->without_terminator()) {
+      auto write = dyn_cast<tensor::InsertSliceOp>(op);
+      if (write && llvm::is_contained(pair.stackWrites, write)) {
+        if (!stacks.empty()) {
+          unsigned number =
+              llvm::find(pair.stackWrites, write) - pair.stackWrites.begin();
+          unsigned position =
+              llvm::find(stackNumbers, number) - stackNumbers.begin();
+          written.push_back(writeSlot(mapping.lookup(write.getSource()),
+                                      stacks[position], at));
+        }
+        continue;
+      }
+      b.clone(op, mapping);
+    }
+    auto yield = cast<scf::YieldOp>(forward.getBody()->getTerminator());
+    SmallVector<Value> next;
+    for (unsigned number : carryNumbers)
+      next.push_back(mapping.lookupOrDefault(yield.getOperand(number)));
+    return {next, written};
+  }
+
+  /// The forward in blocks of k iterations, each block's first carries
+  /// written to slot b of one checkpoint stack per carry. Returns the
+  /// checkpoint stacks; the old loop's carry results are replaced.
+  SmallVector<Value> rewriteForward() {
+    scf::ForOp forward = pair.forward;
+    int64_t blocks = pair.trips / k;
+    b.setInsertionPoint(forward);
+    SmallVector<Value> inits;
+    for (unsigned number : carryNumbers)
+      inits.push_back(forward.getInitArgs()[number]);
+    for (unsigned number : carryNumbers) {
+      auto type = getStackType(
+          cast<RankedTensorType>(forward.getResultTypes()[number]), blocks, 0);
+      inits.push_back(tensor::EmptyOp::create(b, loc, type.getShape(),
+                                              type.getElementType()));
+    }
+    Value c0 = index(0), c1 = index(1), cBlocks = index(blocks), cK = index(k);
+    size_t numCarries = carryNumbers.size();
+    auto outer = scf::ForOp::create(
+        b, loc, c0, cBlocks, c1, inits,
+        [&](OpBuilder &, Location, Value block, ValueRange args) {
+          SmallVector<Value> checkpoints;
+          for (auto [carry, stack] : llvm::zip_equal(
+                   args.take_front(numCarries), args.drop_front(numCarries)))
+            checkpoints.push_back(writeSlot(carry, stack, block));
+          Value base = arith::MulIOp::create(b, loc, block, cK);
+          auto inner = scf::ForOp::create(
+              b, loc, c0, cK, c1, args.take_front(numCarries),
+              [&](OpBuilder &, Location, Value t, ValueRange carries) {
+                Value iv = arith::AddIOp::create(b, loc, base, t);
+                auto next = cloneForwardBody(iv, carries, {}, {}).first;
+                scf::YieldOp::create(b, loc, next);
+              });
+          SmallVector<Value> yielded(inner.getResults());
+          llvm::append_range(yielded, checkpoints);
+          scf::YieldOp::create(b, loc, yielded);
+        });
+    for (auto [position, number] : llvm::enumerate(carryNumbers))
+      forward.getResult(number).replaceAllUsesWith(outer.getResult(position));
+    return SmallVector<Value>(outer.getResults().drop_front(numCarries));
+  }
+
+  /// The backward loop in blocks of k iterations, last block first: each
+  /// recomputes its k forward iterations from its checkpoint into local
+  /// stacks of k slots, then runs its k backward iterations on them.
+  void rewriteBackward(ValueRange checkpoints) {
+    scf::ForOp forward = pair.forward, backward = pair.backward;
+    int64_t blocks = pair.trips / k;
+    size_t numCarries = carryNumbers.size();
+    b.setInsertionPoint(backward);
+    Value c0 = index(0), c1 = index(1), cBlocks = index(blocks), cK = index(k);
+    Value cLastBlock = index(blocks - 1), cLastSlot = index(k - 1);
+    auto outer = scf::ForOp::create(
+        b, loc, c0, cBlocks, c1, backward.getInitArgs(),
+        [&](OpBuilder &, Location, Value reversed, ValueRange args) {
+          Value block = arith::SubIOp::create(b, loc, cLastBlock, reversed);
+          SmallVector<Value> inits;
+          for (auto [checkpoint, number] :
+               llvm::zip_equal(checkpoints, carryNumbers))
+            inits.push_back(
+                readSlot(checkpoint, block, forward.getResultTypes()[number]));
+          for (unsigned number : stackNumbers) {
+            auto type = getStackType(
+                cast<RankedTensorType>(forward.getResultTypes()[number]), k, 1);
+            inits.push_back(tensor::EmptyOp::create(b, loc, type.getShape(),
+                                                    type.getElementType()));
+          }
+          Value base = arith::MulIOp::create(b, loc, block, cK);
+          auto recompute = scf::ForOp::create(
+              b, loc, c0, cK, c1, inits,
+              [&](OpBuilder &, Location, Value t, ValueRange carried) {
+                Value iv = arith::AddIOp::create(b, loc, base, t);
+                auto [next, written] =
+                    cloneForwardBody(iv, carried.take_front(numCarries),
+                                     carried.drop_front(numCarries), t);
+                llvm::append_range(next, written);
+                scf::YieldOp::create(b, loc, next);
+              });
+          ValueRange locals = recompute.getResults().drop_front(numCarries);
+          Value first = arith::MulIOp::create(b, loc, reversed, cK);
+          auto inner = scf::ForOp::create(
+              b, loc, c0, cK, c1, args,
+              [&](OpBuilder &, Location, Value t, ValueRange carried) {
+                IRMapping mapping;
+                mapping.map(backward.getInductionVar(),
+                            arith::AddIOp::create(b, loc, first, t));
+                mapping.map(backward.getRegionIterArgs(), carried);
+                Value at = arith::SubIOp::create(b, loc, cLastSlot, t);
+                for (Operation &op : backward.getBody()->without_terminator()) {
+                  auto read = dyn_cast<tensor::ExtractSliceOp>(op);
+                  if (!read || !llvm::is_contained(pair.stackReads, read)) {
+                    b.clone(op, mapping);
+                    continue;
+                  }
+                  unsigned number =
+                      cast<OpResult>(read.getSource()).getResultNumber();
+                  unsigned position =
+                      llvm::find(stackNumbers, number) - stackNumbers.begin();
+                  mapping.map(read.getResult(),
+                              readSlot(locals[position], at, read.getType()));
+                }
+                auto yield =
+                    cast<scf::YieldOp>(backward.getBody()->getTerminator());
+                SmallVector<Value> next;
+                for (Value value : yield.getOperands())
+                  next.push_back(mapping.lookupOrDefault(value));
+                scf::YieldOp::create(b, loc, next);
+              });
+          scf::YieldOp::create(b, loc, inner.getResults());
+        });
+    backward.replaceAllUsesWith(outer.getResults());
+  }
+};
+
+struct RematCheckpointLoopsPass
+    : remat::impl::RematCheckpointLoopsPassBase<RematCheckpointLoopsPass> {
+  using RematCheckpointLoopsPassBase::RematCheckpointLoopsPassBase;
+
+  void runOnOperation() override {
+    func::FuncOp function = getOperation();
+    BackwardOp backwardOp = getBackwardOp(function.getBody());
+    if (!backwardOp)
+      return;
+    SmallVector<scf::ForOp> loops;
+    for (Operation &op : function.getBody().front()) {
+      if (&op == backwardOp.getOperation())
+        break;
+      if (auto loop = dyn_cast<scf::ForOp>(op))
+        loops.push_back(loop);
+    }
+    for (scf::ForOp loop : loops) {
+      if (loop->hasAttr(RematDialect::kSegmentAttrName)) {
+        loop.emitRemark() << "-remat-checkpoint-loops: the loop is in a "
+                             "checkpoint segment, which recomputes it whole";
+        continue;
+      }
+      ScanPair pair;
+      std::string why = matchScan(loop, backwardOp, pair);
+      if (!why.empty()) {
+        loop.emitRemark() << "-remat-checkpoint-loops: the loop is not a scan "
+                             "with a reverse backward loop: "
+                          << why;
+        continue;
+      }
+      int64_t k = every ? int64_t(every) : getSqrtBlock(pair.trips);
+      if (pair.trips % k != 0) {
+        loop.emitRemark() << "-remat-checkpoint-loops: " << k
+                          << " does not divide the loop's " << pair.trips
+                          << " iterations";
+        continue;
+      }
+      int64_t stackBytes = 0, slotBytes = 0, carryBytes = 0;
+      ScanRewriter rewriter(pair, k);
+      for (unsigned number : rewriter.stackNumbers) {
+        stackBytes += getBytes(loop.getResultTypes()[number]);
+        slotBytes += getBytes(loop.getResultTypes()[number]) / pair.trips;
+      }
+      for (unsigned number : rewriter.carryNumbers)
+        carryBytes += getBytes(loop.getResultTypes()[number]);
+      SmallVector<Value> checkpoints = rewriter.rewriteForward();
+      rewriter.rewriteBackward(checkpoints);
+      pair.backward.erase();
+      loop.erase();
+      ++numLoops;
+      mlir::emitRemark(rewriter.loc)
+          << "-remat-checkpoint-loops: a scan of " << pair.trips
+          << " iterations saves its carries every " << k << " iterations ("
+          << pair.trips / k << " checkpoints, " << pair.trips / k * carryBytes
+          << " bytes) instead of its stacks (" << stackBytes
+          << " bytes); the backward recomputes " << pair.trips
+          << " iterations into stacks of " << k << " slots (" << k * slotBytes
+          << " bytes)";
+    }
+  }
+};
+
+} // namespace
