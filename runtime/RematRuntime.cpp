@@ -139,9 +139,21 @@ void matmul(const float *a, int64_t aRowStride, int64_t aColStride,
 
 /// Matmuls of at least this many multiply-adds are cut into blocks.
 constexpr int64_t kMinBlockedWork = int64_t(1) << 21;
-/// The fewest rows (or columns) of C and the most blocks of one matmul.
+/// The fewest rows (or columns) of C in a block and the most blocks of one
+/// matmul: each block packs the other operand again, which costs 8% of a
+/// 1024^3 product's time on one thread at 8 blocks, nothing measurable at 4.
 constexpr int64_t kMinBlockExtent = 64;
-constexpr int64_t kMaxBlocks = 8;
+constexpr int64_t kMaxBlocks = 4;
+/// Loops of fewer units than this (batches, images) cut each unit's
+/// matmuls into blocks too; loops of more keep one thread per matmul.
+constexpr int64_t kMinUnits = 4;
+
+/// The signature of matmul and matmulBlocked.
+using MatmulFn = void (*)(const float *a, int64_t aRowStride,
+                          int64_t aColStride, const float *b,
+                          int64_t bRowStride, int64_t bColStride, float *c,
+                          int64_t cRowStride, int64_t cColStride, int64_t m,
+                          int64_t n, int64_t k);
 
 /// C += A * B as matmul computes it, cut into blocks of C's rows (or
 /// columns, when it has more) that the pool runs; each block is one matmul
@@ -193,13 +205,14 @@ extern "C" void
 _mlir_ciface_remat_batch_matmul_f32(StridedMemRefType<float, 3> *a,
                                     StridedMemRefType<float, 3> *b,
                                     StridedMemRefType<float, 3> *c) {
-  // One unit per batch; a matmul of a unit runs its blocks in place.
+  // One unit per batch; a few batches cut their matmuls into blocks.
+  MatmulFn gemm = c->sizes[0] < kMinUnits ? matmulBlocked : matmul;
   getThreadPool().parallelFor(c->sizes[0], [&](int64_t batch) {
-    matmulBlocked(a->data + a->offset + batch * a->strides[0], a->strides[1],
-                  a->strides[2], b->data + b->offset + batch * b->strides[0],
-                  b->strides[1], b->strides[2],
-                  c->data + c->offset + batch * c->strides[0], c->strides[1],
-                  c->strides[2], c->sizes[1], c->sizes[2], a->sizes[2]);
+    gemm(a->data + a->offset + batch * a->strides[0], a->strides[1],
+         a->strides[2], b->data + b->offset + batch * b->strides[0],
+         b->strides[1], b->strides[2],
+         c->data + c->offset + batch * c->strides[0], c->strides[1],
+         c->strides[2], c->sizes[1], c->sizes[2], a->sizes[2]);
   });
 }
 
@@ -441,15 +454,16 @@ Matrix getResponseMatrix(const View &response, const ConvShape &s, int64_t n,
           getRowStride(s.f, response.strides[2], s.pixels(), 1), 1};
 }
 
-/// Runs a convolution (or its filter gradient) as GEMMs: `whole(n, g, b)`
-/// when the image is a C x P matrix already (a 1x1 filter, unit stride; `b`
-/// its data), otherwise `tile(n, g, pixel0, pixels, tap0, taps, tile)` for
-/// each im2col tile packed into a stack buffer (no heap: the memory plan
-/// stays exact). The pool's units own disjoint parts of the output, and a
-/// unit makes its calls in the order one thread makes them: for a
+/// Runs a convolution (or its filter gradient) as GEMMs: `whole(n, g, b,
+/// gemm)` when the image is a C x P matrix already (a 1x1 filter, unit
+/// stride; `b` its data), otherwise `tile(n, g, pixel0, pixels, tap0, taps,
+/// tile, gemm)` for each im2col tile packed into a stack buffer (no heap: the
+/// memory plan stays exact). The pool's units own disjoint parts of the output,
+/// and a unit makes its calls in the order one thread makes them: for a
 /// response (`filterGrad` false) a unit is a pixel tile of image (n, g),
 /// over its tap tiles in order; for a filter gradient, a tap tile of group
-/// g, over images and then pixel tiles in order. The units depend on the
+/// g, over images and then pixel tiles in order. With fewer than kMinUnits
+/// units, `gemm` is matmulBlocked, else matmul. The units depend on the
 /// shapes alone.
 template <typename WholeFn, typename TileFn>
 void forEachGemm(const View &image, const ConvShape &s, bool filterGrad,
@@ -461,19 +475,25 @@ void forEachGemm(const View &image, const ConvShape &s, bool filterGrad,
   auto imageData = [&](int64_t n, int64_t g) {
     return image.data + n * image.strides[0] + g * image.strides[1];
   };
+  auto gemmFor = [](int64_t units) -> MatmulFn {
+    return units < kMinUnits ? matmulBlocked : matmul;
+  };
+  MatmulFn gemm =
+      gemmFor(filterGrad ? s.g * (imageMatrix ? 1 : tapTiles)
+                         : s.n * s.g * (imageMatrix ? 1 : pixelTiles));
   auto runTile = [&](int64_t n, int64_t g, int64_t pixelTile, int64_t tapTile,
                      float *scratch) {
     int64_t pixel0 = pixelTile * tiling.pixels, tap0 = tapTile * tiling.taps;
     int64_t pixels = std::min(tiling.pixels, s.pixels() - pixel0);
     int64_t taps = std::min(tiling.taps, s.taps() - tap0);
     packImageTile(image, s, n, g, tap0, taps, pixel0, pixels, scratch);
-    tile(n, g, pixel0, pixels, tap0, taps, scratch);
+    tile(n, g, pixel0, pixels, tap0, taps, scratch, gemm);
   };
   ThreadPool &pool = getThreadPool();
   if (!filterGrad) {
     if (imageMatrix) {
       pool.parallelFor(s.n * s.g, [&](int64_t unit) {
-        whole(unit / s.g, unit % s.g, imageData(unit / s.g, unit % s.g));
+        whole(unit / s.g, unit % s.g, imageData(unit / s.g, unit % s.g), gemm);
       });
       return;
     }
@@ -488,7 +508,7 @@ void forEachGemm(const View &image, const ConvShape &s, bool filterGrad,
   if (imageMatrix) {
     pool.parallelFor(s.g, [&](int64_t g) {
       for (int64_t n = 0; n < s.n; ++n)
-        whole(n, g, imageData(n, g));
+        whole(n, g, imageData(n, g), gemm);
     });
     return;
   }
@@ -521,21 +541,20 @@ _mlir_ciface_remat_conv2d_f32(StridedMemRefType<float, 5> *imageMemRef,
   }
   forEachGemm(
       image, s, /*filterGrad=*/false,
-      [&](int64_t n, int64_t g, float *b) {
+      [&](int64_t n, int64_t g, float *b, MatmulFn gemm) {
         // Y[n, g] (F x P) += W[g] (F x C) * X[n, g] (C x P).
         Matrix a = getFilterMatrix(filter, s, g);
         Matrix c = getResponseMatrix(response, s, n, g);
-        matmulBlocked(a.data, a.rowStride, a.colStride, b,
-                      getRowStride(s.c, image.strides[2], s.pixels(), 1), 1,
-                      c.data, c.rowStride, 1, s.f, s.pixels(), s.c);
+        gemm(a.data, a.rowStride, a.colStride, b,
+             getRowStride(s.c, image.strides[2], s.pixels(), 1), 1, c.data,
+             c.rowStride, 1, s.f, s.pixels(), s.c);
       },
       [&](int64_t n, int64_t g, int64_t pixel0, int64_t pixels, int64_t tap0,
-          int64_t taps, const float *tile) {
+          int64_t taps, const float *tile, MatmulFn gemm) {
         Matrix a = getFilterMatrix(filter, s, g);
         Matrix c = getResponseMatrix(response, s, n, g);
-        matmulBlocked(a.data + tap0 * a.colStride, a.rowStride, a.colStride,
-                      tile, pixels, 1, c.data + pixel0, c.rowStride, 1, s.f,
-                      pixels, taps);
+        gemm(a.data + tap0 * a.colStride, a.rowStride, a.colStride, tile,
+             pixels, 1, c.data + pixel0, c.rowStride, 1, s.f, pixels, taps);
       });
 }
 
@@ -556,22 +575,22 @@ extern "C" void _mlir_ciface_remat_conv2d_filter_grad_f32(
   }
   forEachGemm(
       image, s, /*filterGrad=*/true,
-      [&](int64_t n, int64_t g, float *b) {
+      [&](int64_t n, int64_t g, float *b, MatmulFn gemm) {
         // W[g] (F x C) += Y[n, g] (F x P) * X[n, g]^T (P x C).
         Matrix c = getFilterMatrix(filter, s, g);
         Matrix a = getResponseMatrix(response, s, n, g);
         int64_t channelStride =
             s.c == 1 ? std::max<int64_t>(1, s.pixels()) : image.strides[2];
-        matmulBlocked(a.data, a.rowStride, 1, b, 1, channelStride, c.data,
-                      c.rowStride, 1, s.f, s.c, s.pixels());
+        gemm(a.data, a.rowStride, 1, b, 1, channelStride, c.data, c.rowStride,
+             1, s.f, s.c, s.pixels());
       },
       [&](int64_t n, int64_t g, int64_t pixel0, int64_t pixels, int64_t tap0,
-          int64_t taps, const float *tile) {
+          int64_t taps, const float *tile, MatmulFn gemm) {
         Matrix c = getFilterMatrix(filter, s, g);
         Matrix a = getResponseMatrix(response, s, n, g);
         // The tile read transposed: pixels x taps, unit row stride.
-        matmulBlocked(a.data + pixel0, a.rowStride, 1, tile, 1, pixels,
-                      c.data + tap0, c.rowStride, 1, s.f, taps, pixels);
+        gemm(a.data + pixel0, a.rowStride, 1, tile, 1, pixels, c.data + tap0,
+             c.rowStride, 1, s.f, taps, pixels);
       });
 }
 

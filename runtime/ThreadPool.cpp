@@ -2,9 +2,31 @@
 
 #include "ThreadPool.h"
 
+#include <chrono>
+
 using namespace remat::runtime;
 
 namespace {
+/// How long idle workers and a waiting caller spin before they sleep.
+constexpr std::chrono::microseconds kSpinTime(1000);
+
+/// Spins until `done()` or kSpinTime has passed; returns `done()`.
+template <typename Done> bool spinUntil(Done done) {
+  auto start = std::chrono::steady_clock::now();
+  while (!done()) {
+    for (int i = 0; i < 64; ++i) {
+      if (done())
+        return true;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+    if (std::chrono::steady_clock::now() - start > kSpinTime)
+      return done();
+  }
+  return true;
+}
+
 /// Set on the pool's threads while they run a unit: a parallelFor from a
 /// unit runs in place.
 thread_local bool inUnit = false;
@@ -51,16 +73,19 @@ void ThreadPool::run(int64_t units, UnitFn unitFn, void *unitContext) {
     fn = unitFn;
     context = unitContext;
     count = units;
-    next = finished = 0;
+    next = 0;
+    finished = 0;
     ++generation;
   }
   wake.notify_all();
   drain();
+  spinUntil([&] { return finished.load() == units; });
   std::unique_lock<std::mutex> lock(mutex);
-  done.wait(lock, [&] { return finished == count; });
+  done.wait(lock, [&] { return finished.load() == count; });
   fn = nullptr;
   context = nullptr;
-  count = next = finished = 0;
+  count = next = 0;
+  finished = 0;
 }
 
 void ThreadPool::drain() {
@@ -81,6 +106,7 @@ void ThreadPool::drain() {
 void ThreadPool::work() {
   uint64_t seen = 0;
   while (true) {
+    spinUntil([&] { return generation.load() != seen; });
     {
       std::unique_lock<std::mutex> lock(mutex);
       wake.wait(lock, [&] { return stopping || generation != seen; });

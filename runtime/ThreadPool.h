@@ -10,6 +10,7 @@
 #ifndef REMAT_RUNTIME_THREADPOOL_H
 #define REMAT_RUNTIME_THREADPOOL_H
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -33,11 +34,13 @@ public:
 
   /// Calls `body(unit)` once for every unit in [0, count), on any of the
   /// pool's threads, and returns when all have returned.
-  template <typename Body>
-  void parallelFor(int64_t count, Body &&body) {
-    run(count, [](void *context, int64_t unit) {
-      (*static_cast<Body *>(context))(unit);
-    }, &body);
+  template <typename Body> void parallelFor(int64_t count, Body &&body) {
+    run(
+        count,
+        [](void *context, int64_t unit) {
+          (*static_cast<Body *>(context))(unit);
+        },
+        &body);
   }
 
 private:
@@ -52,10 +55,15 @@ private:
   std::condition_variable wake, done;
   /// The current job: its units, the next unit to take and the units
   /// finished; `generation` counts jobs so that a worker takes each once.
+  /// Written under `mutex`; `generation` and `finished` are atomic too, so
+  /// that idle workers and the waiting caller can spin on them a while
+  /// before they sleep (a sleeping thread can take milliseconds to wake on
+  /// a busy machine).
   UnitFn fn = nullptr;
   void *context = nullptr;
-  int64_t count = 0, next = 0, finished = 0;
-  uint64_t generation = 0;
+  int64_t count = 0, next = 0;
+  std::atomic<int64_t> finished{0};
+  std::atomic<uint64_t> generation{0};
   bool stopping = false;
 };
 

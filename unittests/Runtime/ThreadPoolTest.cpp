@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "RematRuntime.h"
 #include "ThreadPool.h"
+#include "RematRuntime.h"
 
 #include "gtest/gtest.h"
 
