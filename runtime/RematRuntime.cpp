@@ -259,8 +259,10 @@ int64_t getRowStride(int64_t rows, int64_t rowStride, int64_t cols,
 /// The im2col scratch of one tile lives on the stack: the kernels allocate
 /// nothing, so the step's peak is its memory plan's. 256 KiB.
 constexpr int64_t kScratchFloats = int64_t(1) << 16;
-/// The most rows (filter taps C * KH * KW) of one im2col tile.
+/// The most rows (filter taps C * KH * KW) of one im2col tile, and the
+/// fewest a filter gradient cuts its taps into for more units.
 constexpr int64_t kMaxTileTaps = 512;
+constexpr int64_t kMinTileTaps = 32;
 
 /// The shape of one convolution, read from its filter and response views.
 struct ConvShape {
@@ -340,8 +342,16 @@ struct Tiling {
   int64_t taps, pixels;
 };
 
-Tiling getTiling(const ConvShape &shape) {
+Tiling getTiling(const ConvShape &shape, bool filterGrad) {
   int64_t taps = std::min(shape.taps(), kMaxTileTaps);
+  // A filter gradient's units are its groups' tap tiles (each packs its own
+  // taps): fewer than kMinUnits take smaller tap tiles.
+  int64_t tapTiles = (shape.taps() + taps - 1) / taps;
+  if (filterGrad && shape.g * tapTiles < kMinUnits) {
+    int64_t wanted = (kMinUnits + shape.g - 1) / shape.g;
+    taps = std::max(std::min(taps, kMinTileTaps),
+                    (shape.taps() + wanted - 1) / wanted);
+  }
   int64_t pixels = std::min(shape.pixels(), kScratchFloats / taps);
   int64_t tiles = (shape.pixels() + pixels - 1) / pixels;
   return {taps, (shape.pixels() + tiles - 1) / tiles};
@@ -469,7 +479,7 @@ template <typename WholeFn, typename TileFn>
 void forEachGemm(const View &image, const ConvShape &s, bool filterGrad,
                  WholeFn whole, TileFn tile) {
   bool imageMatrix = isImageMatrix(image, s);
-  Tiling tiling = getTiling(s);
+  Tiling tiling = getTiling(s, filterGrad);
   int64_t pixelTiles = (s.pixels() + tiling.pixels - 1) / tiling.pixels;
   int64_t tapTiles = (s.taps() + tiling.taps - 1) / tiling.taps;
   auto imageData = [&](int64_t n, int64_t g) {
