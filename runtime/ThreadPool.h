@@ -21,7 +21,8 @@ namespace remat::runtime {
 
 /// `threads - 1` workers that help the calling thread through a
 /// parallelFor. A parallelFor called from inside another (from a unit) runs
-/// its units on the calling thread, in order.
+/// its units on the calling thread, in order. One thread at a time calls
+/// parallelFor from outside the pool (the step's thread).
 class ThreadPool {
 public:
   explicit ThreadPool(unsigned threads);
