@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RematRuntime.h"
+#include "ThreadPool.h"
 
 #include <cblas.h>
 
@@ -136,26 +137,83 @@ void matmul(const float *a, int64_t aRowStride, int64_t aColStride,
     }
 }
 
+/// Matmuls of at least this many multiply-adds are cut into blocks.
+constexpr int64_t kMinBlockedWork = int64_t(1) << 21;
+/// The fewest rows (or columns) of C in a block and the most blocks of one
+/// matmul: each block packs the other operand again, which costs 8% of a
+/// 1024^3 product's time on one thread at 8 blocks, nothing measurable at 4.
+constexpr int64_t kMinBlockExtent = 64;
+constexpr int64_t kMaxBlocks = 4;
+/// Loops of fewer units than this (batches, images) cut each unit's
+/// matmuls into blocks too; loops of more keep one thread per matmul.
+constexpr int64_t kMinUnits = 4;
+
+/// The signature of matmul and matmulBlocked.
+using MatmulFn = void (*)(const float *a, int64_t aRowStride,
+                          int64_t aColStride, const float *b,
+                          int64_t bRowStride, int64_t bColStride, float *c,
+                          int64_t cRowStride, int64_t cColStride, int64_t m,
+                          int64_t n, int64_t k);
+
+/// C += A * B as matmul computes it, cut into blocks of C's rows (or
+/// columns, when it has more) that the pool runs; each block is one matmul
+/// over all of k. The blocks depend on m, n and k alone, so each element of
+/// C comes from the same call whatever the number of threads.
+void matmulBlocked(const float *a, int64_t aRowStride, int64_t aColStride,
+                   const float *b, int64_t bRowStride, int64_t bColStride,
+                   float *c, int64_t cRowStride, int64_t cColStride, int64_t m,
+                   int64_t n, int64_t k) {
+  bool byRows = m >= n;
+  int64_t extent = byRows ? m : n;
+  int64_t blocks =
+      m * n * k < kMinBlockedWork
+          ? 1
+          : std::clamp<int64_t>(extent / kMinBlockExtent, 1, kMaxBlocks);
+  if (blocks == 1) {
+    matmul(a, aRowStride, aColStride, b, bRowStride, bColStride, c, cRowStride,
+           cColStride, m, n, k);
+    return;
+  }
+  int64_t size = (extent + blocks - 1) / blocks;
+  getThreadPool().parallelFor(blocks, [&](int64_t block) {
+    int64_t first = block * size, count = std::min(size, extent - first);
+    if (count <= 0)
+      return;
+    if (byRows)
+      matmul(a + first * aRowStride, aRowStride, aColStride, b, bRowStride,
+             bColStride, c + first * cRowStride, cRowStride, cColStride, count,
+             n, k);
+    else
+      matmul(a, aRowStride, aColStride, b + first * bColStride, bRowStride,
+             bColStride, c + first * cColStride, cRowStride, cColStride, m,
+             count, k);
+  });
+}
+
 } // namespace
 
 extern "C" void _mlir_ciface_remat_matmul_f32(StridedMemRefType<float, 2> *a,
                                               StridedMemRefType<float, 2> *b,
                                               StridedMemRefType<float, 2> *c) {
-  matmul(a->data + a->offset, a->strides[0], a->strides[1], b->data + b->offset,
-         b->strides[0], b->strides[1], c->data + c->offset, c->strides[0],
-         c->strides[1], c->sizes[0], c->sizes[1], a->sizes[1]);
+  matmulBlocked(a->data + a->offset, a->strides[0], a->strides[1],
+                b->data + b->offset, b->strides[0], b->strides[1],
+                c->data + c->offset, c->strides[0], c->strides[1], c->sizes[0],
+                c->sizes[1], a->sizes[1]);
 }
 
 extern "C" void
 _mlir_ciface_remat_batch_matmul_f32(StridedMemRefType<float, 3> *a,
                                     StridedMemRefType<float, 3> *b,
                                     StridedMemRefType<float, 3> *c) {
-  for (int64_t batch = 0; batch < c->sizes[0]; ++batch)
-    matmul(a->data + a->offset + batch * a->strides[0], a->strides[1],
-           a->strides[2], b->data + b->offset + batch * b->strides[0],
-           b->strides[1], b->strides[2],
-           c->data + c->offset + batch * c->strides[0], c->strides[1],
-           c->strides[2], c->sizes[1], c->sizes[2], a->sizes[2]);
+  // One unit per batch; a few batches cut their matmuls into blocks.
+  MatmulFn gemm = c->sizes[0] < kMinUnits ? matmulBlocked : matmul;
+  getThreadPool().parallelFor(c->sizes[0], [&](int64_t batch) {
+    gemm(a->data + a->offset + batch * a->strides[0], a->strides[1],
+         a->strides[2], b->data + b->offset + batch * b->strides[0],
+         b->strides[1], b->strides[2],
+         c->data + c->offset + batch * c->strides[0], c->strides[1],
+         c->strides[2], c->sizes[1], c->sizes[2], a->sizes[2]);
+  });
 }
 
 namespace {
@@ -201,8 +259,10 @@ int64_t getRowStride(int64_t rows, int64_t rowStride, int64_t cols,
 /// The im2col scratch of one tile lives on the stack: the kernels allocate
 /// nothing, so the step's peak is its memory plan's. 256 KiB.
 constexpr int64_t kScratchFloats = int64_t(1) << 16;
-/// The most rows (filter taps C * KH * KW) of one im2col tile.
+/// The most rows (filter taps C * KH * KW) of one im2col tile, and the
+/// fewest a filter gradient cuts its taps into for more units.
 constexpr int64_t kMaxTileTaps = 512;
+constexpr int64_t kMinTileTaps = 32;
 
 /// The shape of one convolution, read from its filter and response views.
 struct ConvShape {
@@ -282,8 +342,16 @@ struct Tiling {
   int64_t taps, pixels;
 };
 
-Tiling getTiling(const ConvShape &shape) {
+Tiling getTiling(const ConvShape &shape, bool filterGrad) {
   int64_t taps = std::min(shape.taps(), kMaxTileTaps);
+  // A filter gradient's units are its groups' tap tiles (each packs its own
+  // taps): fewer than kMinUnits take smaller tap tiles.
+  int64_t tapTiles = (shape.taps() + taps - 1) / taps;
+  if (filterGrad && shape.g * tapTiles < kMinUnits) {
+    int64_t wanted = (kMinUnits + shape.g - 1) / shape.g;
+    taps = std::max(std::min(taps, kMinTileTaps),
+                    (shape.taps() + wanted - 1) / wanted);
+  }
   int64_t pixels = std::min(shape.pixels(), kScratchFloats / taps);
   int64_t tiles = (shape.pixels() + pixels - 1) / pixels;
   return {taps, (shape.pixels() + tiles - 1) / tiles};
@@ -313,65 +381,68 @@ bool useGemm(const View &filter, const View &response, const ConvShape &shape,
          (!writesFilter || *tapStride == 1) && shape.f * shape.taps() >= 32;
 }
 
-/// response += conv(image, filter), summed over taps in order c, kh, kw.
+/// response += conv(image, filter), summed over taps in order c, kh, kw;
+/// one unit of the pool per output channel of each image.
 void convolveDirect(const View &image, const View &filter, const View &response,
                     const ConvShape &s) {
-  for (int64_t n = 0; n < s.n; ++n)
-    for (int64_t g = 0; g < s.g; ++g)
-      for (int64_t f = 0; f < s.f; ++f)
-        for (int64_t oh = 0; oh < s.oh; ++oh) {
-          float *out = response.data + n * response.strides[0] +
-                       g * response.strides[1] + f * response.strides[2] +
-                       oh * response.strides[3];
-          for (int64_t c = 0; c < s.c; ++c)
-            for (int64_t kh = 0; kh < s.kh; ++kh)
-              for (int64_t kw = 0; kw < s.kw; ++kw) {
-                float weight =
-                    filter.data[g * filter.strides[0] + f * filter.strides[1] +
-                                c * filter.strides[2] + kh * filter.strides[3] +
-                                kw * filter.strides[4]];
-                const float *in =
-                    image.data + n * image.strides[0] + g * image.strides[1] +
-                    c * image.strides[2] +
-                    (oh * s.strideH + kh * s.dilationH) * image.strides[3] +
-                    kw * s.dilationW * image.strides[4];
-                int64_t step = s.strideW * image.strides[4];
-                for (int64_t ow = 0; ow < s.ow; ++ow)
-                  out[ow * response.strides[4]] += weight * in[ow * step];
-              }
-        }
-}
-
-/// filter += conv(image, response), summed in order n, oh, ow.
-void convolveFilterDirect(const View &image, const View &filter,
-                          const View &response, const ConvShape &s) {
-  for (int64_t g = 0; g < s.g; ++g)
-    for (int64_t f = 0; f < s.f; ++f)
+  getThreadPool().parallelFor(s.n * s.g * s.f, [&](int64_t unit) {
+    int64_t f = unit % s.f, g = unit / s.f % s.g, n = unit / (s.f * s.g);
+    for (int64_t oh = 0; oh < s.oh; ++oh) {
+      float *out = response.data + n * response.strides[0] +
+                   g * response.strides[1] + f * response.strides[2] +
+                   oh * response.strides[3];
       for (int64_t c = 0; c < s.c; ++c)
         for (int64_t kh = 0; kh < s.kh; ++kh)
           for (int64_t kw = 0; kw < s.kw; ++kw) {
-            float &out =
+            float weight =
                 filter.data[g * filter.strides[0] + f * filter.strides[1] +
                             c * filter.strides[2] + kh * filter.strides[3] +
                             kw * filter.strides[4]];
-            float acc = out;
-            for (int64_t n = 0; n < s.n; ++n)
-              for (int64_t oh = 0; oh < s.oh; ++oh) {
-                const float *grad = response.data + n * response.strides[0] +
-                                    g * response.strides[1] +
-                                    f * response.strides[2] +
-                                    oh * response.strides[3];
-                const float *in =
-                    image.data + n * image.strides[0] + g * image.strides[1] +
-                    c * image.strides[2] +
-                    (oh * s.strideH + kh * s.dilationH) * image.strides[3] +
-                    kw * s.dilationW * image.strides[4];
-                int64_t step = s.strideW * image.strides[4];
-                for (int64_t ow = 0; ow < s.ow; ++ow)
-                  acc += grad[ow * response.strides[4]] * in[ow * step];
-              }
-            out = acc;
+            const float *in =
+                image.data + n * image.strides[0] + g * image.strides[1] +
+                c * image.strides[2] +
+                (oh * s.strideH + kh * s.dilationH) * image.strides[3] +
+                kw * s.dilationW * image.strides[4];
+            int64_t step = s.strideW * image.strides[4];
+            for (int64_t ow = 0; ow < s.ow; ++ow)
+              out[ow * response.strides[4]] += weight * in[ow * step];
           }
+    }
+  });
+}
+
+/// filter += conv(image, response), summed in order n, oh, ow; one unit of
+/// the pool per filter.
+void convolveFilterDirect(const View &image, const View &filter,
+                          const View &response, const ConvShape &s) {
+  getThreadPool().parallelFor(s.g * s.f, [&](int64_t unit) {
+    int64_t g = unit / s.f, f = unit % s.f;
+    for (int64_t c = 0; c < s.c; ++c)
+      for (int64_t kh = 0; kh < s.kh; ++kh)
+        for (int64_t kw = 0; kw < s.kw; ++kw) {
+          float &out =
+              filter.data[g * filter.strides[0] + f * filter.strides[1] +
+                          c * filter.strides[2] + kh * filter.strides[3] +
+                          kw * filter.strides[4]];
+          float acc = out;
+          for (int64_t n = 0; n < s.n; ++n)
+            for (int64_t oh = 0; oh < s.oh; ++oh) {
+              const float *grad = response.data + n * response.strides[0] +
+                                  g * response.strides[1] +
+                                  f * response.strides[2] +
+                                  oh * response.strides[3];
+              const float *in =
+                  image.data + n * image.strides[0] + g * image.strides[1] +
+                  c * image.strides[2] +
+                  (oh * s.strideH + kh * s.dilationH) * image.strides[3] +
+                  kw * s.dilationW * image.strides[4];
+              int64_t step = s.strideW * image.strides[4];
+              for (int64_t ow = 0; ow < s.ow; ++ow)
+                acc += grad[ow * response.strides[4]] * in[ow * step];
+            }
+          out = acc;
+        }
+  });
 }
 
 /// The filter of group g as an F x taps matrix: its start, row and column
@@ -393,32 +464,71 @@ Matrix getResponseMatrix(const View &response, const ConvShape &s, int64_t n,
           getRowStride(s.f, response.strides[2], s.pixels(), 1), 1};
 }
 
-/// Runs a convolution (or its filter gradient) as GEMMs, image by image and
-/// group by group, in a fixed order: `whole(n, g, b)` once when the image
-/// is a C x P matrix already (a 1x1 filter, unit stride; `b` its data),
-/// otherwise `tile(n, g, pixel0, pixels, tap0, taps, tile)` for each im2col
-/// tile packed into a stack buffer (no heap: the memory plan stays exact).
+/// Runs a convolution (or its filter gradient) as GEMMs: `whole(n, g, b,
+/// gemm)` when the image is a C x P matrix already (a 1x1 filter, unit
+/// stride; `b` its data), otherwise `tile(n, g, pixel0, pixels, tap0, taps,
+/// tile, gemm)` for each im2col tile packed into a stack buffer (no heap: the
+/// memory plan stays exact). The pool's units own disjoint parts of the output,
+/// and a unit makes its calls in the order one thread makes them: for a
+/// response (`filterGrad` false) a unit is a pixel tile of image (n, g),
+/// over its tap tiles in order; for a filter gradient, a tap tile of group
+/// g, over images and then pixel tiles in order. With fewer than kMinUnits
+/// units, `gemm` is matmulBlocked, else matmul. The units depend on the
+/// shapes alone.
 template <typename WholeFn, typename TileFn>
-void forEachGemm(const View &image, const ConvShape &s, WholeFn whole,
-                 TileFn tile) {
+void forEachGemm(const View &image, const ConvShape &s, bool filterGrad,
+                 WholeFn whole, TileFn tile) {
   bool imageMatrix = isImageMatrix(image, s);
-  Tiling tiling = getTiling(s);
-  alignas(64) float scratch[kScratchFloats];
-  for (int64_t n = 0; n < s.n; ++n)
-    for (int64_t g = 0; g < s.g; ++g) {
-      if (imageMatrix) {
-        whole(n, g, image.data + n * image.strides[0] + g * image.strides[1]);
-        continue;
-      }
-      for (int64_t pixel0 = 0; pixel0 < s.pixels(); pixel0 += tiling.pixels) {
-        int64_t pixels = std::min(tiling.pixels, s.pixels() - pixel0);
-        for (int64_t tap0 = 0; tap0 < s.taps(); tap0 += tiling.taps) {
-          int64_t taps = std::min(tiling.taps, s.taps() - tap0);
-          packImageTile(image, s, n, g, tap0, taps, pixel0, pixels, scratch);
-          tile(n, g, pixel0, pixels, tap0, taps, scratch);
-        }
-      }
+  Tiling tiling = getTiling(s, filterGrad);
+  int64_t pixelTiles = (s.pixels() + tiling.pixels - 1) / tiling.pixels;
+  int64_t tapTiles = (s.taps() + tiling.taps - 1) / tiling.taps;
+  auto imageData = [&](int64_t n, int64_t g) {
+    return image.data + n * image.strides[0] + g * image.strides[1];
+  };
+  auto gemmFor = [](int64_t units) -> MatmulFn {
+    return units < kMinUnits ? matmulBlocked : matmul;
+  };
+  MatmulFn gemm =
+      gemmFor(filterGrad ? s.g * (imageMatrix ? 1 : tapTiles)
+                         : s.n * s.g * (imageMatrix ? 1 : pixelTiles));
+  auto runTile = [&](int64_t n, int64_t g, int64_t pixelTile, int64_t tapTile,
+                     float *scratch) {
+    int64_t pixel0 = pixelTile * tiling.pixels, tap0 = tapTile * tiling.taps;
+    int64_t pixels = std::min(tiling.pixels, s.pixels() - pixel0);
+    int64_t taps = std::min(tiling.taps, s.taps() - tap0);
+    packImageTile(image, s, n, g, tap0, taps, pixel0, pixels, scratch);
+    tile(n, g, pixel0, pixels, tap0, taps, scratch, gemm);
+  };
+  ThreadPool &pool = getThreadPool();
+  if (!filterGrad) {
+    if (imageMatrix) {
+      pool.parallelFor(s.n * s.g, [&](int64_t unit) {
+        whole(unit / s.g, unit % s.g, imageData(unit / s.g, unit % s.g), gemm);
+      });
+      return;
     }
+    pool.parallelFor(s.n * s.g * pixelTiles, [&](int64_t unit) {
+      alignas(64) float scratch[kScratchFloats];
+      int64_t pixelTile = unit % pixelTiles, image = unit / pixelTiles;
+      for (int64_t tapTile = 0; tapTile < tapTiles; ++tapTile)
+        runTile(image / s.g, image % s.g, pixelTile, tapTile, scratch);
+    });
+    return;
+  }
+  if (imageMatrix) {
+    pool.parallelFor(s.g, [&](int64_t g) {
+      for (int64_t n = 0; n < s.n; ++n)
+        whole(n, g, imageData(n, g), gemm);
+    });
+    return;
+  }
+  pool.parallelFor(s.g * tapTiles, [&](int64_t unit) {
+    alignas(64) float scratch[kScratchFloats];
+    int64_t g = unit / tapTiles, tapTile = unit % tapTiles;
+    for (int64_t n = 0; n < s.n; ++n)
+      for (int64_t pixelTile = 0; pixelTile < pixelTiles; ++pixelTile)
+        runTile(n, g, pixelTile, tapTile, scratch);
+  });
 }
 
 } // namespace
@@ -440,21 +550,21 @@ _mlir_ciface_remat_conv2d_f32(StridedMemRefType<float, 5> *imageMemRef,
     return;
   }
   forEachGemm(
-      image, s,
-      [&](int64_t n, int64_t g, float *b) {
+      image, s, /*filterGrad=*/false,
+      [&](int64_t n, int64_t g, float *b, MatmulFn gemm) {
         // Y[n, g] (F x P) += W[g] (F x C) * X[n, g] (C x P).
         Matrix a = getFilterMatrix(filter, s, g);
         Matrix c = getResponseMatrix(response, s, n, g);
-        matmul(a.data, a.rowStride, a.colStride, b,
-               getRowStride(s.c, image.strides[2], s.pixels(), 1), 1, c.data,
-               c.rowStride, 1, s.f, s.pixels(), s.c);
+        gemm(a.data, a.rowStride, a.colStride, b,
+             getRowStride(s.c, image.strides[2], s.pixels(), 1), 1, c.data,
+             c.rowStride, 1, s.f, s.pixels(), s.c);
       },
       [&](int64_t n, int64_t g, int64_t pixel0, int64_t pixels, int64_t tap0,
-          int64_t taps, const float *tile) {
+          int64_t taps, const float *tile, MatmulFn gemm) {
         Matrix a = getFilterMatrix(filter, s, g);
         Matrix c = getResponseMatrix(response, s, n, g);
-        matmul(a.data + tap0 * a.colStride, a.rowStride, a.colStride, tile,
-               pixels, 1, c.data + pixel0, c.rowStride, 1, s.f, pixels, taps);
+        gemm(a.data + tap0 * a.colStride, a.rowStride, a.colStride, tile,
+             pixels, 1, c.data + pixel0, c.rowStride, 1, s.f, pixels, taps);
       });
 }
 
@@ -474,23 +584,23 @@ extern "C" void _mlir_ciface_remat_conv2d_filter_grad_f32(
     return;
   }
   forEachGemm(
-      image, s,
-      [&](int64_t n, int64_t g, float *b) {
+      image, s, /*filterGrad=*/true,
+      [&](int64_t n, int64_t g, float *b, MatmulFn gemm) {
         // W[g] (F x C) += Y[n, g] (F x P) * X[n, g]^T (P x C).
         Matrix c = getFilterMatrix(filter, s, g);
         Matrix a = getResponseMatrix(response, s, n, g);
         int64_t channelStride =
             s.c == 1 ? std::max<int64_t>(1, s.pixels()) : image.strides[2];
-        matmul(a.data, a.rowStride, 1, b, 1, channelStride, c.data, c.rowStride,
-               1, s.f, s.c, s.pixels());
+        gemm(a.data, a.rowStride, 1, b, 1, channelStride, c.data, c.rowStride,
+             1, s.f, s.c, s.pixels());
       },
       [&](int64_t n, int64_t g, int64_t pixel0, int64_t pixels, int64_t tap0,
-          int64_t taps, const float *tile) {
+          int64_t taps, const float *tile, MatmulFn gemm) {
         Matrix c = getFilterMatrix(filter, s, g);
         Matrix a = getResponseMatrix(response, s, n, g);
         // The tile read transposed: pixels x taps, unit row stride.
-        matmul(a.data + pixel0, a.rowStride, 1, tile, 1, pixels, c.data + tap0,
-               c.rowStride, 1, s.f, taps, pixels);
+        gemm(a.data + pixel0, a.rowStride, 1, tile, 1, pixels, c.data + tap0,
+             c.rowStride, 1, s.f, taps, pixels);
       });
 }
 
@@ -512,8 +622,9 @@ bool remat::runtime::isLiveAllocation(const void *ptr) {
   return allocator.counter.isLive(ptr);
 }
 
-void remat::runtime::setBlasThreads(int threads) {
-  openblas_set_num_threads(threads);
+void remat::runtime::setThreads(unsigned threads) {
+  openblas_set_num_threads(1);
+  setPoolThreads(threads);
 }
 
 void remat::runtime::setRngSeed(uint64_t seed) {

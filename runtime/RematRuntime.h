@@ -33,11 +33,14 @@ void _mlir_memref_to_llvm_free(void *ptr);
 int64_t remat_rng_seed(void);
 
 /// C += A * B on f32 matrices (linalg.matmul), through cblas_sgemm when the
-/// innermost strides are 1, else through a plain loop nest.
+/// innermost strides are 1, else through a plain loop nest. Large products
+/// are cut into blocks of C's rows or columns (by the shapes alone) that the
+/// runtime's pool runs.
 void _mlir_ciface_remat_matmul_f32(StridedMemRefType<float, 2> *a,
                                    StridedMemRefType<float, 2> *b,
                                    StridedMemRefType<float, 2> *c);
-/// C[i] += A[i] * B[i] for every batch i (linalg.batch_matmul).
+/// C[i] += A[i] * B[i] for every batch i (linalg.batch_matmul), the batches
+/// over the runtime's pool.
 void _mlir_ciface_remat_batch_matmul_f32(StridedMemRefType<float, 3> *a,
                                          StridedMemRefType<float, 3> *b,
                                          StridedMemRefType<float, 3> *c);
@@ -48,8 +51,10 @@ void _mlir_ciface_remat_batch_matmul_f32(StridedMemRefType<float, 3> *a,
 /// image[n, g, c, oh * strideH + kh * dilationH, ow * strideW +
 /// kw * dilationW] * filter[g, f, c, kh, kw]. Through im2col tiles on the
 /// stack (256 KiB) into cblas_sgemm, or direct loops for depthwise shapes and
-/// layouts sgemm cannot read; allocates nothing. Sizes that disagree or a
-/// window past the image end the process with a message.
+/// layouts sgemm cannot read; allocates nothing. Images, pixel tiles and
+/// output channels (filter taps for the gradient) go over the runtime's
+/// pool, each computed as on one thread. Sizes that disagree or a window
+/// past the image end the process with a message.
 void _mlir_ciface_remat_conv2d_f32(StridedMemRefType<float, 5> *image,
                                    StridedMemRefType<float, 5> *filter,
                                    StridedMemRefType<float, 5> *response,
@@ -72,8 +77,11 @@ AllocStats getAllocStats();
 void resetAllocStats();
 /// Returns true if `ptr` is a live allocation of the counting allocator.
 bool isLiveAllocation(const void *ptr);
-/// Sets the number of BLAS threads.
-void setBlasThreads(int threads);
+/// Sets the threads the kernels split their work over (the runtime's pool,
+/// ThreadPool.h). OpenBLAS runs one thread inside each of the pool's units:
+/// how OpenBLAS would split a call depends on the thread count, the pool's
+/// units do not, so outputs are bit-identical for any count.
+void setThreads(unsigned threads);
 /// Sets the seed of the step's generator that remat_rng_seed returns.
 void setRngSeed(uint64_t seed);
 

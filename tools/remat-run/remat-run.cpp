@@ -54,6 +54,7 @@
 #include <cstring>
 #include <limits>
 #include <new>
+#include <thread>
 
 using namespace mlir;
 using namespace remat;
@@ -100,7 +101,10 @@ cl::opt<bool> printStats(
     cl::cat(category));
 cl::opt<unsigned>
     threads("remat-run-threads",
-            cl::desc("Threads of the BLAS (loops run on one thread)"),
+            cl::desc("Threads of the runtime's matmul and convolution "
+                     "kernels, 0 for the machine's cores (generated loops "
+                     "run on one thread; outputs are bit-identical for any "
+                     "count)"),
             cl::init(1), cl::value_desc("N"), cl::cat(category));
 cl::opt<unsigned> repeat("repeat", cl::desc("Runs to take the median time of"),
                          cl::init(1), cl::cat(category));
@@ -148,6 +152,8 @@ cl::opt<int> device("device", cl::desc("CUDA device to run on (--target cuda)"),
 /// run).
 constexpr int kExitMismatch = 1;
 constexpr int kExitUsage = 2;
+/// The most threads --threads starts: each is a thread of the process.
+constexpr unsigned kMaxThreads = 1024;
 
 [[noreturn]] void fail(int code, const llvm::Twine &message) {
   llvm::errs() << "remat-run: error: " << message << "\n";
@@ -830,9 +836,9 @@ void claimOptionNames() {
 void checkOptionValues() {
   if (repeat == 0)
     fail(kExitUsage, "--repeat needs a positive count, got 0");
-  if (threads == 0 || threads > unsigned(std::numeric_limits<int>::max()))
-    fail(kExitUsage, "--threads needs an integer in [1, " +
-                         Twine(std::numeric_limits<int>::max()) + "], got " +
+  if (threads > kMaxThreads)
+    fail(kExitUsage, "--threads needs an integer in [0, " + Twine(kMaxThreads) +
+                         "] (0: the machine's cores), got " +
                          Twine(unsigned(threads)));
   if (optLevel > 3)
     fail(kExitUsage,
@@ -845,7 +851,8 @@ void checkOptionValues() {
 /// Gives the runtimes the thread count and generator seed, and opens the
 /// CUDA device (before compiling: the cubin is built for its architecture).
 void setUpRuntimes() {
-  runtime::setBlasThreads(threads);
+  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  runtime::setThreads(threads == 0 ? cores : threads);
   uint64_t seed = 0;
   if (rngSeed.getNumOccurrences())
     seed = rngSeed;

@@ -4,18 +4,21 @@
 // over every shape class they treat apart: im2col tiles into sgemm (one
 // tile, several pixel tiles, several tap blocks), 1x1 filters read in place,
 // groups, strides and dilations, depthwise filters and layouts sgemm cannot
-// read (direct loops); and that the sums are exact, in any order, when the
-// products and partial sums are small integers.
+// read (direct loops); that the sums are exact, in any order, when the
+// products and partial sums are small integers; and that the outputs are
+// bit-identical for any number of the runtime pool's threads.
 //
 //===----------------------------------------------------------------------===//
 
 #include "RematRuntime.h"
+#include "ThreadPool.h"
 
 #include "gtest/gtest.h"
 
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -211,6 +214,57 @@ TEST(ConvTest, LayoutsSgemmCannotRead) {
 TEST(ConvTest, IntegerSumsAreExact) {
   checkKernels({2, 2, 8, 6, 10, 10, 3, 3, 1, 1, 1, 1}, true);
   checkKernels({2, 4, 1, 1, 10, 10, 3, 3, 1, 1, 1, 1}, true);
+}
+
+/// Runs both kernels on the same random operands with the pool at 1, 2 and
+/// 3 threads: the responses and filters must match byte for byte.
+void checkThreadsBitIdentical(const Shape &s,
+                              std::array<int, 5> filterOrder = {0, 1, 2, 3, 4},
+                              std::array<int, 5> responseOrder = {0, 1, 2, 3,
+                                                                  4}) {
+  std::vector<float> firstResponse, firstFilter;
+  for (unsigned threads : {1u, 2u, 3u}) {
+    remat::runtime::setPoolThreads(threads);
+    std::mt19937 rng(s.n * 7 + s.f);
+    Operands o = makeOperands(s, filterOrder, responseOrder);
+    o.image.fill(rng, false);
+    o.filter.fill(rng, false);
+    o.response.fill(rng, false);
+    _mlir_ciface_remat_conv2d_f32(&o.image.view, &o.filter.view,
+                                  &o.response.view, s.strideH, s.strideW,
+                                  s.dilationH, s.dilationW);
+    _mlir_ciface_remat_conv2d_filter_grad_f32(
+        &o.image.view, &o.filter.view, &o.response.view, s.strideH, s.strideW,
+        s.dilationH, s.dilationW);
+    if (threads == 1) {
+      firstResponse = o.response.data;
+      firstFilter = o.filter.data;
+      continue;
+    }
+    ASSERT_EQ(std::memcmp(firstResponse.data(), o.response.data.data(),
+                          firstResponse.size() * sizeof(float)),
+              0)
+        << "response at " << threads << " threads";
+    ASSERT_EQ(std::memcmp(firstFilter.data(), o.filter.data.data(),
+                          firstFilter.size() * sizeof(float)),
+              0)
+        << "filter at " << threads << " threads";
+  }
+  remat::runtime::setPoolThreads(1);
+}
+
+TEST(ConvTest, ThreadsBitIdentical) {
+  // Im2col tiles: several images, several pixel tiles and tap tiles.
+  checkThreadsBitIdentical({3, 1, 5, 64, 42, 42, 3, 3, 1, 1, 1, 1});
+  // Groups, strides and dilations; one image.
+  checkThreadsBitIdentical({1, 3, 4, 5, 13, 11, 3, 2, 2, 3, 2, 1});
+  // 1x1 filters read in place, large enough that the GEMMs split in blocks.
+  checkThreadsBitIdentical({2, 1, 96, 160, 16, 16, 1, 1, 1, 1, 1, 1});
+  checkThreadsBitIdentical({1, 1, 256, 128, 24, 24, 1, 1, 1, 1, 1, 1});
+  // Depthwise filters and layouts sgemm cannot read: the direct loops.
+  checkThreadsBitIdentical({2, 6, 1, 1, 9, 8, 3, 3, 1, 2, 1, 1});
+  checkThreadsBitIdentical({2, 1, 8, 4, 7, 7, 3, 3, 1, 1, 1, 1},
+                           {4, 3, 2, 1, 0}, {3, 4, 0, 1, 2});
 }
 
 TEST(ConvTest, EmptyExtentsDoNothing) {

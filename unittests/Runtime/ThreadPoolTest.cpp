@@ -1,0 +1,151 @@
+//===- ThreadPoolTest.cpp - The CPU runtime's worker threads --------------===//
+//
+// Checks that the runtime's pool runs every unit of a parallelFor exactly
+// once at any thread count (nested loops in place), and that the matmul
+// kernels, which split their work over it, give bit-identical outputs at 1,
+// 2 and 3 threads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ThreadPool.h"
+#include "RematRuntime.h"
+
+#include "gtest/gtest.h"
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+using namespace remat::runtime;
+
+namespace {
+
+TEST(ThreadPoolTest, RunsEveryUnitOnce) {
+  for (unsigned threads : {1u, 2u, 3u, 8u}) {
+    ThreadPool pool(threads);
+    EXPECT_EQ(pool.getThreads(), threads);
+    for (int64_t count : {0, 1, 2, 3, 7, 1000}) {
+      std::vector<std::atomic<int>> runs(count);
+      pool.parallelFor(count, [&](int64_t unit) { ++runs[unit]; });
+      for (int64_t unit = 0; unit < count; ++unit)
+        ASSERT_EQ(runs[unit].load(), 1)
+            << "unit " << unit << " of " << count << " at " << threads;
+    }
+  }
+}
+
+TEST(ThreadPoolTest, NestedLoopsRunEveryUnitOnce) {
+  ThreadPool pool(3);
+  std::vector<std::atomic<int>> runs(5 * 7);
+  pool.parallelFor(5, [&](int64_t outer) {
+    pool.parallelFor(7, [&](int64_t inner) { ++runs[outer * 7 + inner]; });
+  });
+  for (std::atomic<int> &count : runs)
+    EXPECT_EQ(count.load(), 1);
+  // A single outer unit leaves the pool to its inner loop.
+  std::vector<std::atomic<int>> single(9);
+  pool.parallelFor(1, [&](int64_t) {
+    pool.parallelFor(9, [&](int64_t inner) { ++single[inner]; });
+  });
+  for (std::atomic<int> &count : single)
+    EXPECT_EQ(count.load(), 1);
+}
+
+TEST(ThreadPoolTest, ManyLoopsInARow) {
+  ThreadPool pool(2);
+  std::atomic<int64_t> sum{0};
+  for (int loop = 0; loop < 2000; ++loop)
+    pool.parallelFor(3, [&](int64_t unit) { sum += unit + 1; });
+  EXPECT_EQ(sum.load(), 2000 * 6);
+}
+
+/// A row-major rows x cols matrix of random floats.
+std::vector<float> randomMatrix(std::mt19937 &rng, int64_t rows, int64_t cols) {
+  std::uniform_real_distribution<float> real(-1.0f, 1.0f);
+  std::vector<float> data(rows * cols);
+  for (float &value : data)
+    value = real(rng);
+  return data;
+}
+
+StridedMemRefType<float, 2> view2d(std::vector<float> &data, int64_t rows,
+                                   int64_t cols, bool transposed = false) {
+  StridedMemRefType<float, 2> view;
+  view.basePtr = view.data = data.data();
+  view.offset = 0;
+  view.sizes[0] = rows;
+  view.sizes[1] = cols;
+  view.strides[0] = transposed ? 1 : cols;
+  view.strides[1] = transposed ? rows : 1;
+  return view;
+}
+
+/// C += A * B at 1, 2 and 3 threads, from the same C: byte-equal results.
+void checkMatmul(int64_t m, int64_t n, int64_t k, bool transposeA) {
+  std::mt19937 rng(m * 31 + n * 7 + k);
+  std::vector<float> a = randomMatrix(rng, m, k), b = randomMatrix(rng, k, n),
+                     c0 = randomMatrix(rng, m, n), first;
+  for (unsigned threads : {1u, 2u, 3u}) {
+    setPoolThreads(threads);
+    std::vector<float> c = c0;
+    StridedMemRefType<float, 2> av = view2d(a, m, k, transposeA),
+                                bv = view2d(b, k, n), cv = view2d(c, m, n);
+    _mlir_ciface_remat_matmul_f32(&av, &bv, &cv);
+    if (threads == 1)
+      first = c;
+    else
+      ASSERT_EQ(std::memcmp(first.data(), c.data(), c.size() * sizeof(float)),
+                0)
+          << m << "x" << n << "x" << k << " at " << threads << " threads";
+  }
+  setPoolThreads(1);
+}
+
+TEST(ThreadPoolTest, MatmulThreadsBitIdentical) {
+  // Below the blocking threshold, split by rows, split by columns (with a
+  // last short block), and a transposed A.
+  checkMatmul(16, 24, 40, false);
+  checkMatmul(1024, 256, 64, false);
+  checkMatmul(200, 1000, 33, false);
+  checkMatmul(300, 130, 96, true);
+}
+
+TEST(ThreadPoolTest, BatchMatmulThreadsBitIdentical) {
+  int64_t batch = 5, m = 130, n = 70, k = 48;
+  std::mt19937 rng(3);
+  std::vector<float> a = randomMatrix(rng, batch * m, k),
+                     b = randomMatrix(rng, batch * k, n),
+                     c0 = randomMatrix(rng, batch * m, n), first;
+  auto view3d = [](std::vector<float> &data, int64_t batch, int64_t rows,
+                   int64_t cols) {
+    StridedMemRefType<float, 3> view;
+    view.basePtr = view.data = data.data();
+    view.offset = 0;
+    view.sizes[0] = batch;
+    view.sizes[1] = rows;
+    view.sizes[2] = cols;
+    view.strides[0] = rows * cols;
+    view.strides[1] = cols;
+    view.strides[2] = 1;
+    return view;
+  };
+  for (unsigned threads : {1u, 2u, 3u}) {
+    setPoolThreads(threads);
+    std::vector<float> c = c0;
+    StridedMemRefType<float, 3> av = view3d(a, batch, m, k),
+                                bv = view3d(b, batch, k, n),
+                                cv = view3d(c, batch, m, n);
+    _mlir_ciface_remat_batch_matmul_f32(&av, &bv, &cv);
+    if (threads == 1)
+      first = c;
+    else
+      ASSERT_EQ(std::memcmp(first.data(), c.data(), c.size() * sizeof(float)),
+                0)
+          << "at " << threads << " threads";
+  }
+  setPoolThreads(1);
+}
+
+} // namespace
