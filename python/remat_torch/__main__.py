@@ -9,7 +9,8 @@ DIR/step.mlir, the inputs DIR/in-NN-NAME.npy in argument order (parameters,
 buffers, model inputs, the loss tangent 1.0, the dropout seed), and
 DIR/manifest.json: the remat-run --inputs list, the output names (loss, then
 one gradient per parameter) and the number of checkpoint segments. With
---reference, also DIR/ref-NN-NAME.npy: PyTorch eager's loss and gradients on
+--reference, also DIR/ref-NN-NAME.npy (and ref64-NN-NAME.npy, the same in
+float64): PyTorch eager's loss and gradients on
 the same inputs (with dropout they differ from remat's, whose generator is
 Philox). An op the exporter cannot map is an error naming the ATen op and the
 model's source line; the exit status is then 1.
@@ -57,6 +58,26 @@ def call_factory(factory, dropout=None, checkpoint=None):
     return factory(**kw)
 
 
+def _reference64(model, inputs, out_names):
+    """PyTorch eager's loss and gradients in float64, on a copy of the
+    model: what the float32 references approximate. Where a gradient is ill
+    conditioned (a max-pooling window whose maximum is a near tie, a batch
+    norm over two values) float32 eager is itself far from it, and a checker
+    can tell rounding from a wrong program. None when the model cannot be
+    copied or run in float64."""
+    import copy
+    try:
+        model64 = copy.deepcopy(model).double()
+        inputs64 = [t.double() if t.is_floating_point() else t for t in inputs]
+        params = dict(model64.named_parameters())
+        loss = model64(*inputs64)
+        loss.backward()
+        return [loss.detach().numpy()] + [params[n].grad.numpy() for n in out_names[1:]]
+    except (RuntimeError, TypeError, AttributeError, copy.Error) as err:
+        print(f"remat-torch-export: no float64 reference: {err}", file=sys.stderr)
+        return None
+
+
 def export(model, inputs, out_dir, seed=1234, reference=False, description=""):
     import numpy as np
     import torch
@@ -95,6 +116,13 @@ def export(model, inputs, out_dir, seed=1234, reference=False, description=""):
             p = os.path.join(out_dir, f"ref-{i:02d}-{n}.npy")
             np.save(p, r.astype(np.float32))
             manifest["reference"].append(p)
+        refs64 = _reference64(model, inputs, out_names)
+        if refs64 is not None:
+            manifest["reference64"] = []
+            for i, (n, r) in enumerate(zip(out_names, refs64)):
+                p = os.path.join(out_dir, f"ref64-{i:02d}-{n}.npy")
+                np.save(p, r)
+                manifest["reference64"].append(p)
     with open(os.path.join(out_dir, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
     return manifest

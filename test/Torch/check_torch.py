@@ -11,6 +11,10 @@
    (the bias of a batch norm whose output only feeds another batch norm)
    is rounding noise in both: its error is measured against an absolute
    floor, FLOOR of the step's largest gradient, instead of its own maximum.
+   Where eager float32 is itself off eager float64 by more than 1e-4 (an ill
+   conditioned gradient: a near tie in a max-pooling window, a batch norm
+   over two values), remat's output passes if it is at least as close to
+   the float64 result as eager float32 is, and the line says how many did.
 
 Usage: check_torch.py REMAT_OPT REMAT_RUN FACTORY WORKDIR
 FACTORY as remat-torch-export takes it (remat_torch.zoo:mlp). Prints one line
@@ -107,22 +111,49 @@ d = os.path.join(workdir, f"{name}-p0")
 m = export(d, "--dropout", "0", "--reference")
 src = os.path.join(d, "step.mlir")
 refs = [np.load(p) for p in m["reference"]]
+refs64 = [np.load(p) for p in m.get("reference64", [])]
+
+
+def relative_errors(values, refs):
+    """max |value - ref| over the ref's scale, per output: its own maximum,
+    or for a gradient at least FLOOR of the step's largest gradient."""
+    floor = FLOOR * max(float(np.max(np.abs(r))) for r in refs[1:])
+    errors = []
+    for i, (value, ref) in enumerate(zip(values, refs)):
+        scale = float(np.max(np.abs(ref)))
+        if i > 0:
+            scale = max(scale, floor)
+        errors.append(float(np.max(np.abs(value.astype(np.float64) - ref)) /
+                            max(scale, 1e-30)))
+    return errors
+
+
+# Where eager float32 is itself farther than TOLERANCE from eager float64
+# (an ill-conditioned gradient), remat's output passes if it is at least as
+# close to float64 as eager's.
+eager_error64 = relative_errors(refs, refs64) if refs64 else None
 for policy in EAGER_POLICIES:
     passes = [] if policy == "none" else POLICIES[policy]
     step = opt(os.path.join(d, f"{policy}.mlir"), src, passes + (AFTER if passes else []))
     outs = run(step, m["inputs"], os.path.join(d, f"out-{policy}"), m["outputs"])
-    worst = (0.0, "")
-    floor = FLOOR * max(float(np.max(np.abs(r))) for r in refs[1:])
-    for i, (out, ref) in enumerate(zip(m["outputs"], refs)):
-        got = np.load(outs[i])
-        if got.shape != ref.shape:
-            fail(f"{policy}: {out} has shape {got.shape}, torch {ref.shape}")
-        scale = float(np.max(np.abs(ref)))
-        if i > 0:
-            scale = max(scale, floor)
-        rel = float(np.max(np.abs(got - ref)) / max(scale, 1e-30))
-        worst = max(worst, (rel, out))
-        if not rel <= TOLERANCE:
-            fail(f"{policy}: {out} differs from torch eager by {rel:.2e} relative")
-    print(f"{name} {policy} vs torch eager: {len(refs)} outputs within {TOLERANCE:g} "
-          f"relative (worst {worst[0]:.1e}, {worst[1]})")
+    got = [np.load(p) for p in outs]
+    for out, value, ref in zip(m["outputs"], got, refs):
+        if value.shape != ref.shape:
+            fail(f"{policy}: {out} has shape {value.shape}, torch {ref.shape}")
+    errors = relative_errors(got, refs)
+    errors64 = relative_errors(got, refs64) if refs64 else None
+    judged64 = 0
+    for i, (out, rel) in enumerate(zip(m["outputs"], errors)):
+        if rel <= TOLERANCE:
+            continue
+        if errors64 and errors64[i] <= max(TOLERANCE, eager_error64[i]):
+            judged64 += 1
+            continue
+        detail = (f" (float64: remat {errors64[i]:.2e}, eager float32 "
+                  f"{eager_error64[i]:.2e})" if errors64 else "")
+        fail(f"{policy}: {out} differs from torch eager by {rel:.2e} relative{detail}")
+    worst = max((rel, out) for rel, out in zip(errors, m["outputs"]) if rel <= TOLERANCE)
+    note = (f"; {judged64} where eager float32 is farther from float64 than "
+            f"{TOLERANCE:g}, remat at least as close" if judged64 else "")
+    print(f"{name} {policy} vs torch eager: {len(refs) - judged64} outputs within "
+          f"{TOLERANCE:g} relative (worst {worst[0]:.1e}, {worst[1]}){note}")
