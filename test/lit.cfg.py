@@ -93,6 +93,11 @@ else:
 if config.remat_sanitize:
     config.available_features.add("sanitize")
 
+# `breadth` with `--param breadth=1` (scripts/test --breadth): the checks
+# of many whole models (test/Torch/zoo-breadth.test), too long for CI.
+if lit_config.params.get("breadth"):
+    config.available_features.add("breadth")
+
 # CUDA: `cuda-toolkit` when ptxas is there and remat's CUDA runtime was built
 # (cubins and linked host binaries, no GPU needed); `cuda-device` when the
 # driver lists a GPU (tests that run kernels).

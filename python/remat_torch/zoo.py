@@ -438,6 +438,126 @@ def llama(dropout=0.1, checkpoint=True, batch=2, seq=16, vocab=96, width=32, lay
     return _language_model(LlamaForCausalLM(config), checkpoint, batch, seq, vocab)
 
 
+# -- Breadth: other models of the three libraries, built the same way ---------------
+# Not written for remat: library defaults at small sizes, checked by
+# test/Torch/zoo-breadth.test (scripts/test --breadth; too long for CI).
+
+def _torchvision(name, size=64, **kw):
+    import torchvision
+    torch.manual_seed(0)
+    net = getattr(torchvision.models, name)(num_classes=10, **kw)
+    return Classifier(net), _images(2, size, 10)
+
+
+def shufflenet_v2(dropout=0.1, checkpoint=True):
+    """torchvision's ShuffleNetV2 x0.5 (channel shuffle, split, concat);
+    it has no dropout and no checkpoints of its own."""
+    return _torchvision("shufflenet_v2_x0_5")
+
+
+def squeezenet(dropout=0.1, checkpoint=True):
+    """torchvision's SqueezeNet 1.1 (fire modules, dropout before its
+    convolutional classifier, ceil-mode max pooling)."""
+    return _torchvision("squeezenet1_1", dropout=dropout)
+
+
+def regnet_y(dropout=0.1, checkpoint=True):
+    """torchvision's RegNetY-400MF (grouped convolutions, squeeze and
+    excitation)."""
+    return _torchvision("regnet_y_400mf")
+
+
+def mnasnet(dropout=0.1, checkpoint=True):
+    """torchvision's MNASNet 0.5 (depthwise separable blocks, dropout in
+    its classifier)."""
+    return _torchvision("mnasnet0_5", dropout=dropout)
+
+
+def swin(dropout=0.1, checkpoint=True):
+    """torchvision's SwinTransformer at embedding width 16, two stages of
+    one block, 4x4 windows on 32x32 images (shifted windows: roll, masks,
+    relative position bias; patch merging: strided slices), dropout,
+    attention dropout and stochastic depth at `dropout`."""
+    from torchvision.models.swin_transformer import SwinTransformer
+    torch.manual_seed(0)
+    net = SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[1, 1], num_heads=[2, 2],
+                          window_size=[4, 4], num_classes=10, dropout=dropout,
+                          attention_dropout=dropout, stochastic_depth_prob=dropout)
+    return Classifier(net), _images(2, 32, 10)
+
+
+def _timm(name, dropout, **kw):
+    import timm
+    torch.manual_seed(0)
+    net = timm.create_model(name, pretrained=False, num_classes=10, drop_rate=dropout, **kw)
+    return Classifier(net), _images(2, 32, 10)
+
+
+def timm_resnet(dropout=0.1, checkpoint=True):
+    """timm's resnet10t (deep tiered stem, average-pool downsampling)."""
+    return _timm("resnet10t", dropout)
+
+
+def timm_vit(dropout=0.1, checkpoint=True):
+    """timm's ViT-Tiny layout at depth 2 on 32x32 images, 8x8 patches."""
+    return _timm("vit_tiny_patch16_224", dropout, img_size=32, patch_size=8, depth=2,
+                 attn_drop_rate=dropout)
+
+
+def timm_mobilenetv3(dropout=0.1, checkpoint=True):
+    """timm's MobileNetV3-Small 0.5 (hard swish, hard sigmoid, squeeze and
+    excitation)."""
+    return _timm("mobilenetv3_small_050", dropout)
+
+
+def _transformers(config, model, dropout, checkpoint, dropouts, masked=False, **kw):
+    import transformers
+    torch.manual_seed(0)
+    config = getattr(transformers, config)(vocab_size=96, **{d: dropout for d in dropouts},
+                                           **kw)
+    config._attn_implementation = "eager"
+    net = getattr(transformers, model)(config)
+    return _language_model(net, checkpoint, 2, 16, 96, masked=masked)
+
+
+def distilbert(dropout=0.1, checkpoint=True):
+    """transformers' DistilBERT with its masked-LM head, 2 layers, width 32."""
+    return _transformers("DistilBertConfig", "DistilBertForMaskedLM", dropout, checkpoint,
+                         ("dropout", "attention_dropout"), masked=True, dim=32, n_layers=2,
+                         n_heads=2, hidden_dim=64)
+
+
+def mistral(dropout=0.1, checkpoint=True):
+    """transformers' Mistral (grouped-query attention, rotary embeddings,
+    SwiGLU), 2 layers, width 32."""
+    return _transformers("MistralConfig", "MistralForCausalLM", dropout, checkpoint,
+                         ("attention_dropout",), hidden_size=32, intermediate_size=64,
+                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2)
+
+
+def qwen2(dropout=0.1, checkpoint=True):
+    """transformers' Qwen2 (biased q/k/v projections), 2 layers, width 32."""
+    return _transformers("Qwen2Config", "Qwen2ForCausalLM", dropout, checkpoint,
+                         ("attention_dropout",), hidden_size=32, intermediate_size=64,
+                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2)
+
+
+def gpt_neo(dropout=0.1, checkpoint=True):
+    """transformers' GPT-Neo with a global and a local (window 8)
+    attention layer, width 32."""
+    return _transformers("GPTNeoConfig", "GPTNeoForCausalLM", dropout, checkpoint,
+                         ("embed_dropout", "attention_dropout", "resid_dropout"),
+                         hidden_size=32, num_layers=2, num_heads=2,
+                         attention_types=[[["global", "local"], 1]],
+                         max_position_embeddings=64, window_size=8)
+
+
+BREADTH = {"shufflenet_v2": shufflenet_v2, "squeezenet": squeezenet, "regnet_y": regnet_y,
+           "mnasnet": mnasnet, "swin": swin, "timm_resnet": timm_resnet,
+           "timm_vit": timm_vit, "timm_mobilenetv3": timm_mobilenetv3,
+           "distilbert": distilbert, "mistral": mistral, "qwen2": qwen2, "gpt_neo": gpt_neo}
+
+
 ZOO = {"mlp": mlp, "gpt_block": gpt_block, "densenet_block": densenet_block,
        "resnet_block": resnet_block, "resnet18": resnet18, "mobilenet_v2": mobilenet_v2,
        "densenet121": densenet121,
