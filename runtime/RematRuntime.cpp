@@ -381,6 +381,24 @@ bool useGemm(const View &filter, const View &response, const ConvShape &shape,
          (!writesFilter || *tapStride == 1) && shape.f * shape.taps() >= 32;
 }
 
+/// The filter element (g, f, c, kh, kw).
+float &filterAt(const View &filter, int64_t g, int64_t f, int64_t c, int64_t kh,
+                int64_t kw) {
+  return filter.data[g * filter.strides[0] + f * filter.strides[1] +
+                     c * filter.strides[2] + kh * filter.strides[3] +
+                     kw * filter.strides[4]];
+}
+
+/// The first image element that tap (c, kh, kw) reads for output row `oh`
+/// of image n, group g; output column ow reads it ow * strideW elements on.
+const float *tapRow(const View &image, const ConvShape &s, int64_t n, int64_t g,
+                    int64_t c, int64_t oh, int64_t kh, int64_t kw) {
+  return image.data + n * image.strides[0] + g * image.strides[1] +
+         c * image.strides[2] +
+         (oh * s.strideH + kh * s.dilationH) * image.strides[3] +
+         kw * s.dilationW * image.strides[4];
+}
+
 /// response += conv(image, filter), summed over taps in order c, kh, kw;
 /// one unit of the pool per output channel of each image.
 void convolveDirect(const View &image, const View &filter, const View &response,
@@ -394,15 +412,8 @@ void convolveDirect(const View &image, const View &filter, const View &response,
       for (int64_t c = 0; c < s.c; ++c)
         for (int64_t kh = 0; kh < s.kh; ++kh)
           for (int64_t kw = 0; kw < s.kw; ++kw) {
-            float weight =
-                filter.data[g * filter.strides[0] + f * filter.strides[1] +
-                            c * filter.strides[2] + kh * filter.strides[3] +
-                            kw * filter.strides[4]];
-            const float *in =
-                image.data + n * image.strides[0] + g * image.strides[1] +
-                c * image.strides[2] +
-                (oh * s.strideH + kh * s.dilationH) * image.strides[3] +
-                kw * s.dilationW * image.strides[4];
+            float weight = filterAt(filter, g, f, c, kh, kw);
+            const float *in = tapRow(image, s, n, g, c, oh, kh, kw);
             int64_t step = s.strideW * image.strides[4];
             for (int64_t ow = 0; ow < s.ow; ++ow)
               out[ow * response.strides[4]] += weight * in[ow * step];
@@ -420,10 +431,7 @@ void convolveFilterDirect(const View &image, const View &filter,
     for (int64_t c = 0; c < s.c; ++c)
       for (int64_t kh = 0; kh < s.kh; ++kh)
         for (int64_t kw = 0; kw < s.kw; ++kw) {
-          float &out =
-              filter.data[g * filter.strides[0] + f * filter.strides[1] +
-                          c * filter.strides[2] + kh * filter.strides[3] +
-                          kw * filter.strides[4]];
+          float &out = filterAt(filter, g, f, c, kh, kw);
           float acc = out;
           for (int64_t n = 0; n < s.n; ++n)
             for (int64_t oh = 0; oh < s.oh; ++oh) {
@@ -431,11 +439,7 @@ void convolveFilterDirect(const View &image, const View &filter,
                                   g * response.strides[1] +
                                   f * response.strides[2] +
                                   oh * response.strides[3];
-              const float *in =
-                  image.data + n * image.strides[0] + g * image.strides[1] +
-                  c * image.strides[2] +
-                  (oh * s.strideH + kh * s.dilationH) * image.strides[3] +
-                  kw * s.dilationW * image.strides[4];
+              const float *in = tapRow(image, s, n, g, c, oh, kh, kw);
               int64_t step = s.strideW * image.strides[4];
               for (int64_t ow = 0; ow < s.ow; ++ow)
                 acc += grad[ow * response.strides[4]] * in[ow * step];
