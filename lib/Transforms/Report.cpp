@@ -57,7 +57,7 @@ struct SegmentFigures {
 class SegmentTable {
 public:
   /// The figures of the segment `op` is marked with.
-  SegmentFigures &get(Operation *op) {
+  SegmentFigures &getForOp(Operation *op) {
     // Ops share their uniqued segment attribute: decode each one once.
     Attribute mark = op->getAttr(RematDialect::kSegmentAttrName);
     SegmentFigures *&figures = figuresByMark[mark];
@@ -65,7 +65,7 @@ public:
       figures = &segments[getSegmentPath(op)];
     return *figures;
   }
-  SegmentFigures &get(ArrayRef<int64_t> path) {
+  SegmentFigures &getForPath(ArrayRef<int64_t> path) {
     return segments[SmallVector<int64_t, 2>(path)];
   }
   const std::map<SmallVector<int64_t, 2>, SegmentFigures> &getAll() const {
@@ -97,7 +97,7 @@ static FlopCounts countFlops(BackwardOp backward, SegmentTable &segments) {
     if (auto id = op.getAttrOfType<IntegerAttr>(RematDialect::kIdAttrName))
       originals[id.getInt()] = &op;
     if (op.hasAttr(RematDialect::kSegmentAttrName))
-      ++segments.get(&op).ops;
+      ++segments.getForOp(&op).ops;
     std::optional<int64_t> flops = getOpFlops(&op);
     counts.opsWithoutCost += !flops && !op.hasTrait<OpTrait::IsTerminator>();
     counts.forward = addFlops(counts.forward, flops.value_or(0));
@@ -114,8 +114,10 @@ static FlopCounts countFlops(BackwardOp backward, SegmentTable &segments) {
     ++counts.recomputedOps;
     counts.recompute = addFlops(counts.recompute, flops.value_or(0));
     Operation *original = originals.lookup(cloneOf.getInt());
+    // A clone whose original is gone (canonicalization removes a forward
+    // op only the backward read) counts for the unmarked step.
     SegmentFigures &figures =
-        original ? segments.get(original) : segments.get({});
+        original ? segments.getForOp(original) : segments.getForPath({});
     ++figures.recomputedOps;
     figures.recomputeFlops =
         addFlops(figures.recomputeFlops, flops.value_or(0));
@@ -147,7 +149,7 @@ static llvm::json::Array reportSaved(const MemoryProfile &profile,
   llvm::json::Array saved;
   saved.reserve(profile.saved.size());
   for (auto [index, value] : llvm::enumerate(profile.saved)) {
-    SegmentFigures &figures = segments.get(value.segment);
+    SegmentFigures &figures = segments.getForPath(value.segment);
     figures.savedBytes += value.bytes;
     figures.saved.push_back(index);
     saved.push_back(getSavedEntry(value));
