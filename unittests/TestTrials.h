@@ -16,8 +16,6 @@
 #ifndef REMAT_UNITTESTS_TESTTRIALS_H
 #define REMAT_UNITTESTS_TESTTRIALS_H
 
-namespace remat::test {
-
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
 #define REMAT_TEST_SANITIZED 1
@@ -26,6 +24,8 @@ namespace remat::test {
 #if !defined(REMAT_TEST_SANITIZED) && defined(__SANITIZE_ADDRESS__)
 #define REMAT_TEST_SANITIZED 1
 #endif
+
+namespace remat::test {
 
 /// The share of a test's random instances this build checks.
 #ifdef REMAT_TEST_SANITIZED
