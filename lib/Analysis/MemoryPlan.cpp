@@ -95,6 +95,15 @@ getPlacementOrders(ArrayRef<BufferLifetime> buffers) {
       [&](size_t i) {
         return std::make_tuple(-buffers[i].bytes * (length(i) + 1),
                                -buffers[i].bytes, buffers[i].first);
+      },
+      // Decreasing size again, equal sizes in order of first or (reversed)
+      // last position: a step has many buffers of one size, and which of
+      // them goes first decides the packing.
+      [&](size_t i) {
+        return std::make_tuple(-buffers[i].bytes, buffers[i].first, int64_t(0));
+      },
+      [&](size_t i) {
+        return std::make_tuple(-buffers[i].bytes, -buffers[i].last, int64_t(0));
       }};
   SmallVector<SmallVector<size_t>> orders;
   for (const Key &key : keys) {
@@ -162,16 +171,68 @@ int64_t remat::getMaxLiveBytes(ArrayRef<BufferLifetime> buffers) {
   return peak;
 }
 
-ArenaPlan remat::planArena(ArrayRef<BufferLifetime> buffers) {
-  ArenaPlan plan = placeByStart(buffers);
-  if (buffers.size() <= kMaxBySizeBuffers) {
-    for (ArrayRef<size_t> order : getPlacementOrders(buffers)) {
+namespace {
+
+/// Improves `plan`, the placement of `buffers` in `order`, by swapping
+/// neighbours of the order, first with second, second with third, ...
+/// (the first are the largest in most orders), keeping each swap that lowers
+/// the top, sweep after sweep while one does, for at most `evaluations`
+/// placements or until the top is `floor`. Greedy placements hang on small
+/// details of their order (which of equal sizes goes first, a few more ops
+/// that change every lifetime's length); this makes them hang on them less.
+void searchSwaps(ArrayRef<BufferLifetime> buffers,
+                 SmallVectorImpl<size_t> &order, ArenaPlan &plan,
+                 unsigned evaluations, int64_t floor) {
+  bool lowered = true;
+  while (lowered) {
+    lowered = false;
+    for (size_t i = 0; i + 1 < order.size(); ++i) {
+      if (evaluations == 0 || plan.size <= floor)
+        return;
+      --evaluations;
+      std::swap(order[i], order[i + 1]);
       ArenaPlan candidate = placeInOrder(buffers, order);
-      if (candidate.size < plan.size)
+      if (candidate.size < plan.size) {
         plan = std::move(candidate);
+        lowered = true;
+      } else {
+        std::swap(order[i], order[i + 1]);
+      }
     }
   }
-  plan.maxLiveBytes = getMaxLiveBytes(buffers);
+}
+
+} // namespace
+
+ArenaPlan remat::planArena(ArrayRef<BufferLifetime> buffers, bool search) {
+  ArenaPlan plan = placeByStart(buffers);
+  int64_t maxLive = getMaxLiveBytes(buffers);
+  if (buffers.size() <= kMaxBySizeBuffers) {
+    // The order placeByStart places in, then the others.
+    SmallVector<SmallVector<size_t>> orders;
+    orders.push_back(llvm::to_vector(llvm::seq<size_t>(0, buffers.size())));
+    llvm::sort(orders.back(), [&](size_t a, size_t b) {
+      return std::make_tuple(buffers[a].first, -buffers[a].bytes, a) <
+             std::make_tuple(buffers[b].first, -buffers[b].bytes, b);
+    });
+    llvm::append_range(orders, getPlacementOrders(buffers));
+    SmallVector<size_t> bestOrder = orders.front();
+    for (ArrayRef<size_t> order : llvm::drop_begin(orders)) {
+      ArenaPlan candidate = placeInOrder(buffers, order);
+      if (candidate.size < plan.size) {
+        plan = std::move(candidate);
+        bestOrder.assign(order.begin(), order.end());
+      }
+    }
+    // Placements of the best order with two neighbours swapped, each
+    // O(n^2 log n): about 2^24 buffer pairs compared in all, from 4 to 256.
+    size_t n = std::max<size_t>(buffers.size(), 1);
+    unsigned evaluations = static_cast<unsigned>(
+        std::clamp<size_t>((size_t(1) << 24) / (n * n), 4, 256));
+    if (search)
+      searchSwaps(buffers, bestOrder, plan, evaluations, maxLive);
+  }
+  plan.maxLiveBytes = maxLive;
   return plan;
 }
 

@@ -342,7 +342,11 @@ int64_t getArenaBytesInOrder(func::FuncOp function, ArrayRef<Operation *> ops,
   for (Operation *op : ops)
     mapping.lookup(op)->moveBefore(terminator);
   reuseDyingOperandBuffers(*copy);
-  return planArena(collectStepBuffers(*copy, keepReturned).lifetimes).size;
+  // Orders are compared by their greedy placements; -remat-plan-arena
+  // searches the one kept.
+  return planArena(collectStepBuffers(*copy, keepReturned).lifetimes,
+                   /*search=*/false)
+      .size;
 }
 
 struct RematSchedulePass
