@@ -13,8 +13,10 @@
    floor, FLOOR of the step's largest gradient, instead of its own maximum.
    Where eager float32 is itself off eager float64 by more than 1e-4 (an ill
    conditioned gradient: a near tie in a max-pooling window, a batch norm
-   over two values), remat's output passes if it is at least as close to
-   the float64 result as eager float32 is, and the line says how many did.
+   over two values), remat's output passes if it is within 1e-4 of float64
+   or within ILL_CONDITIONED times eager float32's own distance from it (two
+   float32 evaluations that sum in different orders), and the line says how
+   many did. A wrong mapping is off by far more: 1e-2 to 1.
 
 Usage: check_torch.py REMAT_OPT REMAT_RUN FACTORY WORKDIR
 FACTORY as remat-torch-export takes it (remat_torch.zoo:mlp). Prints one line
@@ -30,6 +32,9 @@ import numpy as np
 remat_opt, remat_run, factory, workdir = sys.argv[1:5]
 name = factory.rpartition(":")[2]
 TOLERANCE = 1e-4
+# An ill-conditioned output (eager float32 farther than TOLERANCE from
+# float64) passes within this many times eager float32's distance.
+ILL_CONDITIONED = 4
 FLOOR = 1e-2
 
 # The rematerialization policies checked: the segments and selective policies
@@ -129,8 +134,8 @@ def relative_errors(values, refs):
 
 
 # Where eager float32 is itself farther than TOLERANCE from eager float64
-# (an ill-conditioned gradient), remat's output passes if it is at least as
-# close to float64 as eager's.
+# (an ill-conditioned gradient), remat's output passes if its own distance
+# from float64 is of the same order: within ILL_CONDITIONED times eager's.
 eager_error64 = relative_errors(refs, refs64) if refs64 else None
 for policy in EAGER_POLICIES:
     passes = [] if policy == "none" else POLICIES[policy]
@@ -146,7 +151,9 @@ for policy in EAGER_POLICIES:
     for i, (out, rel) in enumerate(zip(m["outputs"], errors)):
         if rel <= TOLERANCE:
             continue
-        if errors64 and errors64[i] <= max(TOLERANCE, eager_error64[i]):
+        if errors64 and (errors64[i] <= TOLERANCE or (
+                eager_error64[i] > TOLERANCE and
+                errors64[i] <= ILL_CONDITIONED * eager_error64[i])):
             judged64 += 1
             continue
         detail = (f" (float64: remat {errors64[i]:.2e}, eager float32 "
@@ -154,6 +161,7 @@ for policy in EAGER_POLICIES:
         fail(f"{policy}: {out} differs from torch eager by {rel:.2e} relative{detail}")
     worst = max((rel, out) for rel, out in zip(errors, m["outputs"]) if rel <= TOLERANCE)
     note = (f"; {judged64} where eager float32 is farther from float64 than "
-            f"{TOLERANCE:g}, remat at least as close" if judged64 else "")
+            f"{TOLERANCE:g}, remat within {ILL_CONDITIONED}x of its distance"
+            if judged64 else "")
     print(f"{name} {policy} vs torch eager: {len(refs) - judged64} outputs within "
           f"{TOLERANCE:g} relative (worst {worst[0]:.1e}, {worst[1]}){note}")

@@ -115,6 +115,9 @@ void remat::buildRematBufferizePipeline(OpPassManager &pm, bool fuseElementwise,
   if (schedule)
     pm.addNestedPass<func::FuncOp>(createRematSchedulePass());
   pm.addNestedPass<func::FuncOp>(createRematReuseBuffersPass());
+  // Long sums in blocks (float32 rounding as in PyTorch's blocked sums),
+  // each block's partial sums a buffer of its own in the order chosen.
+  pm.addNestedPass<func::FuncOp>(createRematSplitReductionsPass());
   // Every buffer freed within the step, or returned, becomes a view into
   // one arena allocated once: the static plan is what runs.
   if (planArena)
