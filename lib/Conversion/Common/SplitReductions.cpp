@@ -16,6 +16,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include "llvm/Support/MathExtras.h"
+
 namespace remat {
 #define GEN_PASS_DEF_REMATSPLITREDUCTIONSPASS
 #include "remat/Conversion/Passes.h.inc"
@@ -59,22 +61,22 @@ struct Split {
 
 } // namespace
 
-/// Returns the split of the reduction loops `extents` (in loop order) into
-/// blocks of at most `maxBlock` elements with the fewest blocks (the partial
-/// sums are a buffer), a split between loops winning ties; a block size of
-/// 1 if there is none.
-static Split chooseSplit(ArrayRef<int64_t> extents, int64_t maxBlock) {
-  int64_t total = 1;
-  for (int64_t extent : extents)
-    total *= extent;
+/// Returns the split of the reduction loops `extents` (in loop order, all
+/// positive, `total` elements) into blocks of at most `maxBlock` elements
+/// with the fewest blocks (the partial sums are a buffer), a split between
+/// loops winning ties; a block size of 1 if there is none. O(maxBlock) per
+/// loop.
+static Split chooseSplit(ArrayRef<int64_t> extents, int64_t total,
+                         int64_t maxBlock) {
   Split best{0, 1, 1};
   std::pair<int64_t, bool> bestCost{total, true};
   int64_t suffix = total;
   for (auto [position, extent] : llvm::enumerate(extents)) {
     suffix /= extent;
-    for (int64_t inner = extent; inner >= 1; --inner) {
+    for (int64_t inner = std::min(extent, maxBlock / suffix); inner >= 1;
+         --inner) {
       int64_t block = inner * suffix;
-      if (extent % inner != 0 || block > maxBlock)
+      if (extent % inner != 0)
         continue;
       std::pair<int64_t, bool> cost{total / block,
                                     inner != extent && inner != 1};
@@ -248,11 +250,12 @@ struct SplitSum : OpInterfaceRewritePattern<linalg::LinalgOp> {
     int64_t total = 1;
     for (unsigned d : dims) {
       extents.push_back(ranges[d]);
-      total *= ranges[d];
+      if (llvm::MulOverflow(total, ranges[d], total))
+        return rewriter.notifyMatchFailure(op, "more elements than int64_t");
     }
     if (total <= blockSize)
       return rewriter.notifyMatchFailure(op, "a short sum");
-    Split split = chooseSplit(extents, blockSize);
+    Split split = chooseSplit(extents, total, blockSize);
     // Nothing to gain: one loop of prime extent, say.
     if (split.blockSize == 1)
       return rewriter.notifyMatchFailure(op, "no split shortens the chain");

@@ -1,5 +1,10 @@
 // RUN: remat-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(remat-split-reductions))' | FileCheck %s
 // RUN: remat-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(remat-split-reductions{block-size=16}))' | FileCheck %s --check-prefix=CASCADE
+// RUN: remat-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(remat-split-reductions{block-size=0}))' | FileCheck %s --check-prefix=NONE
+// RUN: remat-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(remat-split-reductions{block-size=-1}))' | FileCheck %s --check-prefix=NONE
+
+// A block size below 1 splits nothing.
+// NONE-NOT: memref.alloc
 
 // Checks that a batch norm's statistic (a sum over batch, rows and columns,
 // 2048 elements) is summed in blocks of 64, two rows each: the rows loop is
