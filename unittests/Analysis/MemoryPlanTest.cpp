@@ -141,6 +141,33 @@ TEST(MemoryPlanTest, CloseToBruteForceOnSmallInstances) {
               optimal, trials, worst);
 }
 
+TEST(MemoryPlanTest, EqualSizesByPosition) {
+  // Found by a random search: the orders by size (equal sizes by lifetime),
+  // lifetime, area and first position all give 704 bytes; decreasing size
+  // with equal sizes by first position reaches the live bytes.
+  std::vector<BufferLifetime> buffers = {{128, 2, 5},  {128, 8, 12},
+                                         {192, 4, 7},  {192, 4, 6},
+                                         {192, 6, 10}, {128, 4, 5}};
+  ArenaPlan plan = planArena(buffers);
+  ASSERT_EQ(checkPlacement(buffers, plan), "");
+  EXPECT_EQ(plan.maxLiveBytes, 640);
+  EXPECT_EQ(plan.size, 640);
+}
+
+TEST(MemoryPlanTest, NeighbourSwapsLowerTheTop) {
+  // Found by a random search: every order gives 768 bytes; swapping two
+  // neighbours in the best one reaches the live bytes.
+  std::vector<BufferLifetime> buffers = {{192, 0, 1}, {128, 5, 6}, {128, 4, 6},
+                                         {128, 3, 7}, {192, 4, 8}, {192, 7, 10},
+                                         {128, 4, 7}};
+  ArenaPlan greedy = planArena(buffers, /*search=*/false);
+  ArenaPlan plan = planArena(buffers);
+  ASSERT_EQ(checkPlacement(buffers, plan), "");
+  EXPECT_EQ(greedy.size, 768);
+  EXPECT_EQ(plan.size, 704);
+  EXPECT_EQ(plan.maxLiveBytes, 704);
+}
+
 TEST(MemoryPlanTest, ScalesToManyBuffers) {
   // Beyond kMaxBySizeBuffers only the placement by first position runs.
   std::mt19937 rng(11);
