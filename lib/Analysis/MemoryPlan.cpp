@@ -116,14 +116,21 @@ getPlacementOrders(ArrayRef<BufferLifetime> buffers) {
   return orders;
 }
 
-/// Places buffers in order of first position, each against the buffers
-/// still live there. O(n k) for k buffers live at once.
-ArenaPlan placeByStart(ArrayRef<BufferLifetime> buffers) {
+/// The buffers in order of first position, larger first among equals: an
+/// allocator's order.
+SmallVector<size_t> getStartOrder(ArrayRef<BufferLifetime> buffers) {
   auto order = llvm::to_vector(llvm::seq<size_t>(0, buffers.size()));
   llvm::sort(order, [&](size_t a, size_t b) {
     return std::make_tuple(buffers[a].first, -buffers[a].bytes, a) <
            std::make_tuple(buffers[b].first, -buffers[b].bytes, b);
   });
+  return order;
+}
+
+/// Places buffers in order of first position, each against the buffers
+/// still live there. O(n k) for k buffers live at once.
+ArenaPlan placeByStart(ArrayRef<BufferLifetime> buffers) {
+  SmallVector<size_t> order = getStartOrder(buffers);
   ArenaPlan plan;
   plan.offsets.assign(buffers.size(), 0);
   // The live buffers' extents and last positions, sorted by offset.
@@ -210,11 +217,7 @@ ArenaPlan remat::planArena(ArrayRef<BufferLifetime> buffers, bool search) {
   if (buffers.size() <= kMaxBySizeBuffers) {
     // The order placeByStart places in, then the others.
     SmallVector<SmallVector<size_t>> orders;
-    orders.push_back(llvm::to_vector(llvm::seq<size_t>(0, buffers.size())));
-    llvm::sort(orders.back(), [&](size_t a, size_t b) {
-      return std::make_tuple(buffers[a].first, -buffers[a].bytes, a) <
-             std::make_tuple(buffers[b].first, -buffers[b].bytes, b);
-    });
+    orders.push_back(getStartOrder(buffers));
     llvm::append_range(orders, getPlacementOrders(buffers));
     SmallVector<size_t> bestOrder = orders.front();
     for (ArrayRef<size_t> order : llvm::drop_begin(orders)) {

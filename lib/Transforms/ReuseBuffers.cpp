@@ -27,8 +27,7 @@ bool isReshape(Operation *op) {
 }
 
 /// Calls `fn` on every user of `alloc` and of its reshape views, views of
-/// views included (-remat-split-reductions reads a summed buffer through
-/// one).
+/// views included (an exported `view` or `flatten` of an activation is one).
 void forEachUser(memref::AllocOp alloc, function_ref<void(Operation *)> fn) {
   SmallVector<Value> buffers{alloc.getResult()};
   while (!buffers.empty())

@@ -87,9 +87,9 @@ func.func @kept(%x: memref<16xf32>, %y: memref<16xf32>, %z: memref<16xf16>) {
 
 #id = affine_map<(d0) -> (d0)>
 
-// Checks reshape views (what -remat-split-reductions reads a summed buffer
-// through): an operand whose view was read before the op still dies at it
-// and takes the result; one whose view is read after the op is kept.
+// Checks reshape views (an exported view or flatten): an operand whose view
+// was read before the op still dies at it and takes the result; one whose
+// view is read after the op is kept.
 // CHECK-LABEL: func.func @reshape_views(
 // CHECK:         %[[T:.*]] = memref.alloc() : memref<16xf32>
 // CHECK:         memref.expand_shape %[[T]]
