@@ -115,9 +115,9 @@ void remat::buildRematBufferizePipeline(OpPassManager &pm, bool fuseElementwise,
   if (schedule)
     pm.addNestedPass<func::FuncOp>(createRematSchedulePass());
   pm.addNestedPass<func::FuncOp>(createRematReuseBuffersPass());
-  // Long sums in blocks (float32 rounding as in PyTorch's blocked sums),
-  // each block's partial sums a buffer of its own in the order chosen.
-  pm.addNestedPass<func::FuncOp>(createRematSplitReductionsPass());
+  // Float32 sums accumulate in float64, a buffer of the result's shape
+  // placed by the arena like any other.
+  pm.addNestedPass<func::FuncOp>(createRematWidenSumsPass());
   // Every buffer freed within the step, or returned, becomes a view into
   // one arena allocated once: the static plan is what runs.
   if (planArena)
