@@ -20,39 +20,20 @@ using namespace mlir;
 
 namespace {
 
-/// Returns true if `op` is a reshape view (an expand or collapse of the
-/// dimensions, the same elements in the same order).
-bool isReshape(Operation *op) {
-  return isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(op);
-}
-
-/// Calls `fn` on every user of `alloc` and of its reshape views, views of
-/// views included (an exported `view` or `flatten` of an activation is one).
-void forEachUser(memref::AllocOp alloc, function_ref<void(Operation *)> fn) {
-  SmallVector<Value> buffers{alloc.getResult()};
-  while (!buffers.empty())
-    for (Operation *user : buffers.pop_back_val().getUsers()) {
-      fn(user);
-      if (isReshape(user))
-        buffers.push_back(user->getResult(0));
-    }
-}
-
 /// Returns the allocation `value` is, if it is a `memref.alloc` of `block`
-/// whose every user, and every user of its reshape views, is an op of
-/// `block` that makes no other view of it (it may be returned).
+/// whose every user is an op of `block` that makes no view of it (it may
+/// be returned).
 memref::AllocOp getPlainAllocation(Value value, Block &block) {
   auto alloc = value.getDefiningOp<memref::AllocOp>();
   if (!alloc || alloc->getBlock() != &block)
     return nullptr;
-  bool plain = true;
-  forEachUser(alloc, [&](Operation *user) {
-    if (user->getBlock() != &block ||
-        (!isReshape(user) &&
-         llvm::any_of(user->getResultTypes(), llvm::IsaPred<BaseMemRefType>)))
-      plain = false;
-  });
-  return plain ? alloc : nullptr;
+  for (Operation *user : alloc->getUsers()) {
+    if (user->getBlock() != &block)
+      return nullptr;
+    if (llvm::any_of(user->getResultTypes(), llvm::IsaPred<BaseMemRefType>))
+      return nullptr;
+  }
+  return alloc;
 }
 
 /// Returns the deallocations of `alloc`, or failure if one is not a plain
@@ -78,24 +59,20 @@ bool isReadAsElementwise(linalg::GenericOp generic, memref::AllocOp source) {
   return true;
 }
 
-/// Returns true if no user of `alloc` or of its views comes before `op`.
+/// Returns true if no user of `alloc` comes before `op`.
 bool isFirstUser(memref::AllocOp alloc, Operation *op) {
-  bool first = true;
-  forEachUser(alloc, [&](Operation *user) {
-    first &= user == op || op->isBeforeInBlock(user);
+  return llvm::all_of(alloc->getUsers(), [&](Operation *user) {
+    return user == op || op->isBeforeInBlock(user);
   });
-  return first;
 }
 
-/// Returns true if every user of `alloc` and of its views but its
-/// deallocations comes before `op` or is `op`.
+/// Returns true if every user of `alloc` but its deallocations comes before
+/// `op` or is `op`.
 bool isLastUser(memref::AllocOp alloc, Operation *op) {
-  bool last = true;
-  forEachUser(alloc, [&](Operation *user) {
-    last &=
-        user == op || isa<memref::DeallocOp>(user) || user->isBeforeInBlock(op);
+  return llvm::all_of(alloc->getUsers(), [&](Operation *user) {
+    return user == op || isa<memref::DeallocOp>(user) ||
+           user->isBeforeInBlock(op);
   });
-  return last;
 }
 
 /// Writes the result of `generic` into an operand's buffer when legal

@@ -24,24 +24,22 @@ namespace remat {
 
 using namespace mlir;
 
-/// Returns the `arith.addf` that accumulates into the init of `op` if `op`
-/// is a float32 sum on static buffers this pass can widen: one init, every
-/// operand read through a projected permutation (no windows: those are the
-/// runtime's convolution kernels'), no input that is the init, and a body
-/// whose only use of the accumulator is that addition, which it yields.
-static arith::AddFOp getWidenableSum(linalg::LinalgOp op) {
+/// Returns true if `op` is a float32 sum on static buffers this pass can
+/// widen: one init, every operand read through a projected permutation (no
+/// windows: those are the runtime's convolution kernels'), no input that is
+/// the init, and a body whose only use of the accumulator is an `arith.addf`
+/// that it yields.
+static bool isWidenableSum(linalg::LinalgOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
       op.getNumReductionLoops() == 0 || !op.hasOnlyProjectedPermutations() ||
       ShapedType::isDynamicShape(op.getStaticLoopRanges()) ||
       llvm::is_contained(op.getDpsInputs(), op.getDpsInits().front()) ||
       !getElementTypeOrSelf(op.getDpsInits().front()).isF32())
-    return nullptr;
+    return false;
   BlockArgument acc = op.getRegionOutputArgs().front();
   auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
   auto add = yield.getValues().front().getDefiningOp<arith::AddFOp>();
-  if (!add || !acc.hasOneUse() || (add.getLhs() != acc && add.getRhs() != acc))
-    return nullptr;
-  return add;
+  return add && acc.hasOneUse() && (add.getLhs() == acc || add.getRhs() == acc);
 }
 
 namespace {
@@ -54,7 +52,7 @@ struct WidenSum : OpInterfaceRewritePattern<linalg::LinalgOp> {
   LogicalResult matchAndRewrite(linalg::LinalgOp op,
                                 PatternRewriter &rewriter) const override {
     if (!isa<linalg::GenericOp, linalg::ReduceOp>(op.getOperation()) ||
-        !getWidenableSum(op))
+        !isWidenableSum(op))
       return rewriter.notifyMatchFailure(op, "not a float32 sum");
     SmallVector<unsigned> dims;
     op.getReductionDims(dims);

@@ -8,8 +8,7 @@
 // lowering): the mean of a million copies of 0.1 and the column sums over
 // 2048 rows come out as float64 gives them, rounded once (within 1e-7 of
 // it). Summed in one float32 chain (the scalar loops' order), the mean is
-// off by 1e-2 and the column sums by 1.6e-5; in float32 blocks of 64, by
-// 9e-7 and 8e-7.
+// off by 1e-2 and the column sums by 1.6e-5.
 // CHECK: mean True
 // CHECK: sums True
 func.func @step(%x: tensor<2x1024x512xf32>) -> (tensor<f32>, tensor<512xf32>) {
