@@ -5,7 +5,8 @@
 // tile, several pixel tiles, several tap blocks), 1x1 filters read in place,
 // groups, strides and dilations, depthwise filters and layouts sgemm cannot
 // read (direct loops); that the sums are exact, in any order, when the
-// products and partial sums are small integers; and that the outputs are
+// products and partial sums are small integers; that the direct filter
+// gradient rounds its long sums once; and that the outputs are
 // bit-identical for any number of the runtime pool's threads.
 //
 //===----------------------------------------------------------------------===//
@@ -15,6 +16,7 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -197,6 +199,22 @@ TEST(ConvTest, OneByOneInPlace) {
 
 TEST(ConvTest, DepthwiseTakesDirectLoops) {
   checkKernels({2, 6, 1, 1, 9, 8, 3, 3, 1, 2, 1, 1}, false);
+}
+
+TEST(ConvTest, DirectFilterGradRoundsOnce) {
+  // A depthwise 1x1 filter's gradient sums 2 x 256 x 256 products of 0.1f
+  // and 1: the direct loop adds them in double and rounds once, to the
+  // float nearest 131072 * 0.1f; a float chain ends 1e-3 (relative) off.
+  Shape s{2, 2, 1, 1, 256, 256, 1, 1, 1, 1, 1, 1};
+  Operands o = makeOperands(s, {0, 1, 2, 3, 4}, {0, 1, 2, 3, 4});
+  std::fill(o.image.data.begin(), o.image.data.end(), 0.1f);
+  std::fill(o.response.data.begin(), o.response.data.end(), 1.0f);
+  _mlir_ciface_remat_conv2d_filter_grad_f32(
+      &o.image.view, &o.filter.view, &o.response.view, s.strideH, s.strideW,
+      s.dilationH, s.dilationW);
+  float expected = float(131072.0 * double(0.1f));
+  EXPECT_EQ(o.filter.at(0, 0, 0, 0, 0), expected);
+  EXPECT_EQ(o.filter.at(1, 0, 0, 0, 0), expected);
 }
 
 TEST(ConvTest, SingleOutputOrInputChannel) {
