@@ -11,7 +11,7 @@
 
 #include "remat/Analysis/CheckpointPlan.h"
 #include "remat/Analysis/CostModel.h"
-#include "remat/Analysis/Liveness.h"
+#include "remat/Analysis/MemoryProfile.h"
 #include "remat/Dialect/Remat/IR/RematOps.h"
 #include "remat/Transforms/ApplyCheckpointPlan.h"
 

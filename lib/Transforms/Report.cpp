@@ -6,8 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Analysis/CostModel.h"
-#include "remat/Analysis/Liveness.h"
 #include "remat/Analysis/MemoryPlan.h"
+#include "remat/Analysis/MemoryProfile.h"
 #include "remat/Dialect/Remat/IR/RematOps.h"
 #include "remat/Transforms/Passes.h"
 

@@ -15,7 +15,7 @@
 
 #include "remat/Transforms/Planner.h"
 #include "remat/Analysis/CostModel.h"
-#include "remat/Analysis/Liveness.h"
+#include "remat/Analysis/MemoryProfile.h"
 #include "remat/Dialect/Remat/IR/RematOps.h"
 #include "remat/Transforms/Passes.h"
 

@@ -1,4 +1,4 @@
-//===- Liveness.h - Saved activations and static peak memory ----*- C++ -*-===//
+//===- MemoryProfile.h - Saved activations and peak memory ------*- C++ -*-===//
 //
 // Declares the memory profile of a training step: which forward values the
 // backward region keeps alive (the saved activations) and the static peak of
@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef REMAT_ANALYSIS_LIVENESS_H
-#define REMAT_ANALYSIS_LIVENESS_H
+#ifndef REMAT_ANALYSIS_MEMORYPROFILE_H
+#define REMAT_ANALYSIS_MEMORYPROFILE_H
 
 #include "mlir/IR/Operation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -79,4 +79,4 @@ computeMemoryProfile(mlir::FunctionOpInterface function);
 
 } // namespace remat
 
-#endif // REMAT_ANALYSIS_LIVENESS_H
+#endif // REMAT_ANALYSIS_MEMORYPROFILE_H

@@ -1,4 +1,4 @@
-//===- LivenessTest.cpp - Memory profile against a brute-force reference --===//
+//===- MemoryProfileTest.cpp - Memory profile against a brute force -------===//
 //
 // Checks computeMemoryProfile on random training steps against a reference
 // that applies the same documented storage rules with none of the
@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "remat/Analysis/Liveness.h"
+#include "remat/Analysis/MemoryProfile.h"
 #include "remat/Dialect/Remat/IR/RematOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -209,7 +209,7 @@ struct Reference {
   }
 };
 
-TEST(LivenessTest, MatchesBruteForceOnRandomSteps) {
+TEST(MemoryProfileTest, MatchesBruteForceOnRandomSteps) {
   MLIRContext context;
   context
       .loadDialect<remat::RematDialect, arith::ArithDialect, func::FuncDialect,

@@ -1,11 +1,11 @@
-//===- Liveness.cpp - Saved activations and static peak memory ------------===//
+//===- MemoryProfile.cpp - Saved activations and static peak memory -------===//
 //
 // This file implements the memory profile of a training step: saved values,
 // storage sharing between values, live intervals and their peak.
 //
 //===----------------------------------------------------------------------===//
 
-#include "remat/Analysis/Liveness.h"
+#include "remat/Analysis/MemoryProfile.h"
 #include "remat/Analysis/CostModel.h"
 #include "remat/Dialect/Remat/IR/RematOps.h"
 
