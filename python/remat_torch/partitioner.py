@@ -537,8 +537,8 @@ def partition(joint_module, joint_inputs, *, num_fwd_outputs, policy="budget",
     torch.utils.checkpoint regions) or none (save everything the backward
     reads). remat_opt: the remat-opt executable (default: find_remat_opt()).
     debug: a list; each call appends a dict of the step's MLIR, remat-opt's
-    output, the saved nodes' names, the unmapped ops and the names of the
-    forward nodes the backward recomputes."""
+    output, the saved nodes' names, the unmapped ops, the names of the
+    forward nodes the backward recomputes and the backward GraphModule."""
     import torch
     from torch._functorch import partitioners as P
     from torch.utils.checkpoint import CheckpointPolicy
@@ -633,6 +633,13 @@ def partition(joint_module, joint_inputs, *, num_fwd_outputs, policy="budget",
     fw_module, bw_module = P._extract_fwd_bwd_modules(
         joint_module, saved_list, saved_sym_nodes=[], num_fwd_outputs=num_fwd_outputs,
         static_lifetime_input_nodes=node_info.static_lifetime_input_nodes)
+    # The backward's copies of recomputed forward nodes come first in the
+    # joint graph's order; as min-cut does, each moves to just before its
+    # first use, as autograd's engine would run it, and getitems rise to
+    # their tuple so that the unused items die at once.
+    bw_module = P.reordering_to_mimic_autograd_engine(bw_module)
+    fw_module = P.raise_getitems(fw_module)
+    bw_module = P.raise_getitems(bw_module)
     fw_module.graph.eliminate_dead_code()
     fw_module.recompile()
     bw_module.graph.eliminate_dead_code()
@@ -642,5 +649,6 @@ def partition(joint_module, joint_inputs, *, num_fwd_outputs, policy="budget",
         debug.append(dict(
             mlir=mlir, planned=out, saved=[n.name for n in saved_list], unmapped=unmapped,
             recomputed=[n.name for n in bw_module.graph.nodes
-                        if n.op == "call_function" and n.name in forward]))
+                        if n.op == "call_function" and n.name in forward],
+            backward=bw_module))
     return fw_module, bw_module

@@ -7,7 +7,9 @@
         and the final parameters and buffers within 1e-5 (max |a - b| /
         max(1, |b|)). --size KEY=N passes a size to the factory.
         Prints the worst difference and the number of forward values the
-        backward recomputes (at least one: the plan is not "save all").
+        backward recomputes (at least one: the plan is not "save all"), and
+        whether each is computed late, after the backward's first use of a
+        tangent unless that use needs it.
     check_partition.py dropout MODULE:FACTORY POLICY [--budget B] ...
         dropout on: the same steps under POLICY, under policy=none (nothing
         recomputed) and under AOTAutograd's default partition from the same
@@ -79,6 +81,29 @@ def rel(a, b):
     return diff.max().item() / scale if diff.numel() else 0.0
 
 
+def early_recomputation(debug):
+    """The recomputed forward nodes that the backward graph runs before its
+    first node reading a tangent without that node needing them: copies
+    left in the joint graph's order would live through the backward's
+    first ops instead of being computed just before they are read."""
+    graph = debug["backward"].graph
+    order = {n: i for i, n in enumerate(graph.nodes)}
+    first = min((u for n in graph.nodes if n.op == "placeholder" and
+                 "tangents" in n.name for u in n.users), key=order.__getitem__,
+                default=None)
+    if first is None:
+        return []
+    needed, stack = set(), [first]
+    while stack:
+        n = stack.pop()
+        if n not in needed:
+            needed.add(n)
+            stack.extend(n.all_input_nodes)
+    recomputed = set(debug["recomputed"])
+    return [n.name for n in graph.nodes if n.name in recomputed and
+            order[n] < order[first] and n not in needed]
+
+
 def cmd_train(args):
     model, inputs = load(args.model, args.size, dropout=0.0,
                          checkpoint=args.checkpoint)
@@ -94,12 +119,15 @@ def cmd_train(args):
                                             eager.state_dict().values()))
     name = args.model.rpartition(":")[2]
     recomputed = sum(len(d["recomputed"]) for d in debug)
-    ok = worst <= 1e-5 and worst_p <= 1e-5 and recomputed > 0 and len(debug) == 1
+    early = [n for d in debug for n in early_recomputation(d)]
+    ok = worst <= 1e-5 and worst_p <= 1e-5 and recomputed > 0 and len(debug) == 1 \
+        and not early
     print(f"{name} {args.policy}: {args.steps} steps, losses "
           f"{'within' if worst <= 1e-5 else 'NOT within'} 1e-5 of eager (worst "
           f"{worst:.1e}), parameters {'within' if worst_p <= 1e-5 else 'NOT within'} "
           f"1e-5 (worst {worst_p:.1e}), {len(debug)} graph(s), "
-          f"{'recomputes' if recomputed else 'recomputes NOTHING'}")
+          f"{'recomputes' if recomputed else 'recomputes NOTHING'}"
+          f"{', late' if not early else ', EARLY: ' + ', '.join(early)}")
     if not ok:
         for d in debug:
             print("saved:", d["saved"], "recomputed:", d["recomputed"])
