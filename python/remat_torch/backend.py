@@ -74,6 +74,7 @@ def make_backend(policy="budget", budget=0.5, backend="inductor", remat_opt=None
             return compile_fx(gm, example_inputs, config_patches={
                 "custom_partitioner_fn": _make_partitioner(policy, budget, remat_opt,
                                                            debug)})
+        import torch
         from torch._decomp import core_aten_decompositions
         from torch._dynamo.backends.common import aot_autograd
         from torch._functorch.aot_autograd import make_boxed_func
@@ -81,8 +82,17 @@ def make_backend(policy="budget", budget=0.5, backend="inductor", remat_opt=None
         def inner(g, ex):
             return make_boxed_func(g if backend == "aot_eager" else backend(g, ex))
 
+        # aot_eager runs PyTorch's own ATen kernels, as min-cut's graphs do
+        # (layer norm and its backward in one kernel each, not decomposed
+        # into ops that each allocate); the partition lowers such ops
+        # through their decompositions. CPU flash attention's backward has
+        # none, so its forward is decomposed where it is traced.
+        decompositions = core_aten_decompositions()
+        if backend == "aot_eager":
+            flash = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default
+            decompositions = {flash: decompositions[flash]}
         return aot_autograd(fw_compiler=inner, bw_compiler=inner, partition_fn=part,
-                            decompositions=core_aten_decompositions())(gm, example_inputs)
+                            decompositions=decompositions)(gm, example_inputs)
 
     return compile_fn
 

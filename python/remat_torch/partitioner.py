@@ -183,6 +183,9 @@ class _Lowering:
         self.seg_ids = {}
         self.backward_views = {}
         self.views = set(VIEW_OPS(torch))
+        self.decompositions = None
+        self.expansions = {}
+        self.decomposed = set()  # ops lowered through their decompositions
 
     # Arguments ---------------------------------------------------------------
 
@@ -252,10 +255,66 @@ class _Lowering:
                 continue
             self._lower_node(node)
 
+    def _decomposed(self, target):
+        """An emitter for an op remat does not map by itself but PyTorch's
+        core ATen decompositions expand into ops it does (layer norm's,
+        GELU's and softmax's backwards in a graph traced without them): the
+        op's decomposition, traced on tensors of its operands' types, is
+        emitted op by op, all of it owned by the one FX node. None when
+        there is no decomposition."""
+        torch = self.torch
+        if self.decompositions is None:
+            from torch._decomp import core_aten_decompositions
+            self.decompositions = core_aten_decompositions()
+        if target not in self.decompositions:
+            return None
+        from torch.fx.experimental.proxy_tensor import make_fx
+        dtypes = {"f32": torch.float32, "i64": torch.int64, "i32": torch.int32,
+                  "i1": torch.bool}
+
+        def emit(e, *args, **kwargs):
+            flat, spec = torch.utils._pytree.tree_flatten((args, kwargs))
+            values = [i for i, x in enumerate(flat) if isinstance(x, E.Value)]
+
+            def call(*tensors):
+                items = list(flat)
+                for i, t in zip(values, tensors):
+                    items[i] = t
+                a, k = torch.utils._pytree.tree_unflatten(items, spec)
+                return target(*a, **k)
+
+            examples = [torch.empty(flat[i].shape, dtype=dtypes[flat[i].dtype])
+                        for i in values]
+            key = (target, repr(spec), tuple(repr(x) if i not in values else
+                                             (flat[i].shape, flat[i].dtype)
+                                             for i, x in enumerate(flat)))
+            if key not in self.expansions:
+                self.expansions[key] = make_fx(
+                    call, decomposition_table=self.decompositions,
+                    tracing_mode="fake")(*examples)
+            env = {}
+            placeholders = iter(flat[i] for i in values)
+            for n in self.expansions[key].graph.nodes:
+                if n.op == "placeholder":
+                    env[n] = next(placeholders)
+                elif n.op == "output":
+                    self.decomposed.add(str(target))
+                    return torch.fx.node.map_arg(n.args[0], env.__getitem__)
+                else:
+                    fn = self.table.get(n.target) if n.op == "call_function" else None
+                    if fn is None:
+                        raise E.UnsupportedOp(f"{n.target} in its decomposition")
+                    a = torch.fx.node.map_arg(n.args, env.__getitem__)
+                    k = torch.fx.node.map_arg(n.kwargs, env.__getitem__)
+                    env[n] = fn(e, *a, **k)
+        return emit
+
     def _lower_node(self, node):
         torch = self.torch
         in_backward = node in self.bwd
         fn = self.table.get(node.target) if node.op == "call_function" else None
+        if fn is None and node.op == "call_function":
+            fn = self._decomposed(node.target)
         if fn is None:
             self._pin(node, f"{node.target}" if node.op == "call_function"
                       else f"{node.op} {node.target}")
@@ -287,6 +346,13 @@ class _Lowering:
         except Exception as err:
             del lines[mark:]
             e.counter = counter
+            if isinstance(err, E.UnsupportedOp) and str(err) == E.RUNNING_STATS.what:
+                # Batch norm's updated running statistics (a graph traced
+                # without decompositions hands them to its backward, which
+                # ignores them in training): a few floats each, saved without
+                # a warning, as min-cut saves what a mutated input computes.
+                self._pin(node, None)
+                return
             what = node.target
             if node.target is operator.getitem:
                 what = f"{node.args[0].target} (result {node.args[1]})"
@@ -538,7 +604,8 @@ def partition(joint_module, joint_inputs, *, num_fwd_outputs, policy="budget",
     reads). remat_opt: the remat-opt executable (default: find_remat_opt()).
     debug: a list; each call appends a dict of the step's MLIR, remat-opt's
     output, the saved nodes' names, the unmapped ops, the names of the
-    forward nodes the backward recomputes and the backward GraphModule."""
+    forward nodes the backward recomputes, the backward GraphModule and the
+    ops lowered through their decompositions."""
     import torch
     from torch._functorch import partitioners as P
     from torch.utils.checkpoint import CheckpointPolicy
@@ -650,5 +717,5 @@ def partition(joint_module, joint_inputs, *, num_fwd_outputs, policy="budget",
             mlir=mlir, planned=out, saved=[n.name for n in saved_list], unmapped=unmapped,
             recomputed=[n.name for n in bw_module.graph.nodes
                         if n.op == "call_function" and n.name in forward],
-            backward=bw_module))
+            backward=bw_module, decomposed=sorted(low.decomposed)))
     return fw_module, bw_module

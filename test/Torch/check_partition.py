@@ -128,6 +128,10 @@ def cmd_train(args):
           f"1e-5 (worst {worst_p:.1e}), {len(debug)} graph(s), "
           f"{'recomputes' if recomputed else 'recomputes NOTHING'}"
           f"{', late' if not early else ', EARLY: ' + ', '.join(early)}")
+    decomposed = sorted({op for d in debug for op in d["decomposed"]})
+    if decomposed:
+        print(f"{name} {args.policy}: lowered through their decompositions: "
+              f"{', '.join(decomposed)}")
     if not ok:
         for d in debug:
             print("saved:", d["saved"], "recomputed:", d["recomputed"])
@@ -135,14 +139,14 @@ def cmd_train(args):
 
 
 def default_partition_backend():
-    from torch._decomp import core_aten_decompositions
+    """AOTAutograd's default partition of the ATen graphs remat_torch's
+    aot_eager backend partitions (not decomposed)."""
     from torch._dynamo.backends.common import aot_autograd
     from torch._functorch.aot_autograd import make_boxed_func
     from torch._functorch.partitioners import default_partition
     return aot_autograd(fw_compiler=lambda g, ex: make_boxed_func(g),
                         bw_compiler=lambda g, ex: make_boxed_func(g),
-                        partition_fn=default_partition,
-                        decompositions=core_aten_decompositions())
+                        partition_fn=default_partition)
 
 
 def cmd_dropout(args):
