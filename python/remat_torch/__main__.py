@@ -12,7 +12,8 @@ one gradient per parameter) and the number of checkpoint segments. With
 --reference, also DIR/ref-NN-NAME.npy (and ref64-NN-NAME.npy, the same in
 float64): PyTorch eager's loss and gradients on
 the same inputs (with dropout they differ from remat's, whose generator is
-Philox). An op the exporter cannot map is an error naming the ATen op and the
+Philox), and in the manifest's noise64 how far float32 rounding moves each
+output from float64 (its largest absolute change over Monte Carlo runs). An op the exporter cannot map is an error naming the ATen op and the
 model's source line; the exit status is then 1.
 """
 
@@ -58,21 +59,69 @@ def call_factory(factory, dropout=None, checkpoint=None):
     return factory(**kw)
 
 
-def _reference64(model, inputs, out_names):
+def _reference64(model, inputs, out_names, samples=4):
     """PyTorch eager's loss and gradients in float64, on a copy of the
     model: what the float32 references approximate. Where a gradient is ill
     conditioned (a max-pooling window whose maximum is a near tie, a batch
     norm over two values) float32 eager is itself far from it, and a checker
-    can tell rounding from a wrong program. None when the model cannot be
-    copied or run in float64."""
+    can tell rounding from a wrong program. With them, per output, how far
+    float32 rounding alone moves it: the largest distance from float64 over
+    `samples` float64 runs in which every op's result is multiplied by
+    1 + d, d uniform in [-2^-24, 2^-24] (Monte Carlo arithmetic at float32's
+    unit roundoff). None when the model cannot be copied or run in
+    float64."""
     import copy
+    import numpy as np
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_map
+
+    unit_roundoff = 2.0 ** -24
+
+    class Round(TorchDispatchMode):
+        """Perturbs each float64 result of an op that returns new tensors."""
+
+        def __init__(self, generator):
+            super().__init__()
+            self.generator = generator
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            schema = func._schema
+            if schema.is_mutable or any(r.alias_info for r in schema.returns):
+                return out
+
+            def perturb(t):
+                if not isinstance(t, torch.Tensor) or t.dtype != torch.float64 \
+                        or t.numel() == 0:
+                    return t
+                d = torch.rand(t.shape, dtype=t.dtype, generator=self.generator)
+                return t * (1 + unit_roundoff * (2 * d - 1))
+            return tree_map(perturb, out)
+
+    def run(model64, inputs64, generator=None):
+        params = dict(model64.named_parameters())
+        for p in params.values():
+            p.grad = None
+        if generator is None:
+            loss = model64(*inputs64)
+            loss.backward()
+        else:
+            with Round(generator):
+                loss = model64(*inputs64)
+                loss.backward()
+        return [loss.detach().numpy()] + [params[n].grad.numpy() for n in out_names[1:]]
+
     try:
         model64 = copy.deepcopy(model).double()
         inputs64 = [t.double() if t.is_floating_point() else t for t in inputs]
-        params = dict(model64.named_parameters())
-        loss = model64(*inputs64)
-        loss.backward()
-        return [loss.detach().numpy()] + [params[n].grad.numpy() for n in out_names[1:]]
+        refs = run(model64, inputs64)
+        noise = [0.0] * len(refs)
+        for sample in range(samples):
+            rounded = run(model64, inputs64, torch.Generator().manual_seed(sample))
+            noise = [max(n, float(np.max(np.abs(r - ref)))) if ref.size else 0.0
+                     for n, r, ref in zip(noise, rounded, refs)]
+        return refs, noise
     except (RuntimeError, TypeError, AttributeError, copy.Error) as err:
         print(f"remat-torch-export: no float64 reference: {err}", file=sys.stderr)
         return None
@@ -116,8 +165,9 @@ def export(model, inputs, out_dir, seed=1234, reference=False, description=""):
             p = os.path.join(out_dir, f"ref-{i:02d}-{n}.npy")
             np.save(p, r.astype(np.float32))
             manifest["reference"].append(p)
-        refs64 = _reference64(model, inputs, out_names)
-        if refs64 is not None:
+        reference64 = _reference64(model, inputs, out_names)
+        if reference64 is not None:
+            refs64, manifest["noise64"] = reference64
             manifest["reference64"] = []
             for i, (n, r) in enumerate(zip(out_names, refs64)):
                 p = os.path.join(out_dir, f"ref64-{i:02d}-{n}.npy")
