@@ -80,6 +80,13 @@ extern "C" void *_mlir_memref_to_llvm_alloc(size_t size) {
 
 extern "C" int64_t remat_rng_seed() { return rngSeed.load(); }
 
+extern "C" void remat_parallel_for(int64_t units,
+                                   void (*unitFn)(void *context, int64_t unit),
+                                   void *context) {
+  getThreadPool().parallelFor(units,
+                              [&](int64_t unit) { unitFn(context, unit); });
+}
+
 extern "C" void _mlir_memref_to_llvm_free(void *ptr) {
   if (!ptr)
     return;
@@ -646,6 +653,7 @@ const Symbol *remat::runtime::getSymbols(size_t &count) {
       {"_mlir_memref_to_llvm_free",
        reinterpret_cast<void *>(&_mlir_memref_to_llvm_free)},
       {"remat_rng_seed", reinterpret_cast<void *>(&remat_rng_seed)},
+      {"remat_parallel_for", reinterpret_cast<void *>(&remat_parallel_for)},
       {"_mlir_ciface_remat_matmul_f32",
        reinterpret_cast<void *>(&_mlir_ciface_remat_matmul_f32)},
       {"_mlir_ciface_remat_batch_matmul_f32",

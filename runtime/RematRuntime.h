@@ -32,6 +32,14 @@ void _mlir_memref_to_llvm_free(void *ptr);
 /// a call of it); 0 until the host sets it with remat::runtime::setRngSeed.
 int64_t remat_rng_seed(void);
 
+/// Calls `unitFn(context, unit)` for every unit in [0, units) on the
+/// runtime's pool and returns when all have returned
+/// (-remat-outline-parallel-loops calls it for the units of a generated
+/// parallel loop, which it fixes by the loop's shapes alone).
+void remat_parallel_for(int64_t units,
+                        void (*unitFn)(void *context, int64_t unit),
+                        void *context);
+
 /// C += A * B on f32 matrices (linalg.matmul), through cblas_sgemm when the
 /// innermost strides are 1, else through a plain loop nest. Large products
 /// are cut into blocks of C's rows or columns (by the shapes alone) that the

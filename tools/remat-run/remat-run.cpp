@@ -102,9 +102,10 @@ cl::opt<bool> printStats(
 cl::opt<unsigned>
     threads("remat-run-threads",
             cl::desc("Threads of the runtime's matmul and convolution "
-                     "kernels, 0 for the machine's cores (generated loops "
-                     "run on one thread; outputs are bit-identical for any "
-                     "count)"),
+                     "kernels and of the generated loops' parallel "
+                     "dimensions, 0 for the machine's cores (work is cut "
+                     "into units by the shapes alone: outputs are "
+                     "bit-identical for any count)"),
             cl::init(1), cl::value_desc("N"), cl::cat(category));
 cl::opt<unsigned> repeat("repeat", cl::desc("Runs to take the median time of"),
                          cl::init(1), cl::cat(category));
@@ -122,6 +123,17 @@ cl::opt<bool> noVectorize(
     cl::desc("Lower elementwise and reduction ops to scalar loops, not "
              "vector tiles (-remat-vectorize; outputs are bit-identical)"),
     cl::cat(category));
+cl::opt<bool> noParallelLoops(
+    "no-parallel-loops",
+    cl::desc("Run every generated loop on one thread "
+             "(no -remat-outline-parallel-loops; outputs are bit-identical)"),
+    cl::cat(category));
+cl::opt<int64_t> minUnitWork(
+    "min-unit-work",
+    cl::desc("Elements a unit of a generated parallel loop computes at "
+             "least: smaller loops stay on one thread "
+             "(-remat-outline-parallel-loops)"),
+    cl::init(32768), cl::value_desc("N"), cl::cat(category));
 cl::opt<bool> noArena(
     "no-arena",
     cl::desc("Allocate each buffer on its own, not in the step's static arena"),
@@ -422,6 +434,8 @@ void lowerStep(ModuleOp module) {
     options.schedule = !noSchedule;
     options.vectorize = !noVectorize;
     options.vectorBits = getHostVectorBits();
+    options.parallelLoops = !noParallelLoops;
+    options.minUnitWork = minUnitWork;
     buildRematLowerCPUPipeline(pm, options);
   }
   if (failed(pm.run(module)))
@@ -840,6 +854,9 @@ void checkOptionValues() {
     fail(kExitUsage, "--threads needs an integer in [0, " + Twine(kMaxThreads) +
                          "] (0: the machine's cores), got " +
                          Twine(unsigned(threads)));
+  if (minUnitWork < 1)
+    fail(kExitUsage, "--min-unit-work needs a positive count, got " +
+                         Twine(int64_t(minUnitWork)));
   if (optLevel > 3)
     fail(kExitUsage,
          "--opt-level needs 0, 1, 2 or 3, got " + Twine(unsigned(optLevel)));

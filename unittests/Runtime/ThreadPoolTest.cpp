@@ -1,7 +1,8 @@
 //===- ThreadPoolTest.cpp - The CPU runtime's worker threads --------------===//
 //
 // Checks that the runtime's pool runs every unit of a parallelFor exactly
-// once at any thread count (nested loops in place), and that the matmul
+// once at any thread count (nested loops in place), also through the entry
+// point generated parallel loops call (remat_parallel_for), and that the matmul
 // kernels, which split their work over it, give bit-identical outputs at 1,
 // 2 and 3 threads.
 //
@@ -59,6 +60,29 @@ TEST(ThreadPoolTest, ManyLoopsInARow) {
   for (int loop = 0; loop < 2000; ++loop)
     pool.parallelFor(3, [&](int64_t unit) { sum += unit + 1; });
   EXPECT_EQ(sum.load(), 2000 * 6);
+}
+
+/// What generated code passes remat_parallel_for: a unit function and its
+/// context.
+struct UnitCounts {
+  std::vector<std::atomic<int>> runs;
+};
+void countUnit(void *context, int64_t unit) {
+  ++static_cast<UnitCounts *>(context)->runs[unit];
+}
+
+TEST(ThreadPoolTest, ParallelForEntryRunsEveryUnitOnce) {
+  for (unsigned threads : {1u, 2u, 3u}) {
+    setPoolThreads(threads);
+    for (int64_t count : {0, 1, 5, 256}) {
+      UnitCounts counts{std::vector<std::atomic<int>>(count)};
+      remat_parallel_for(count, countUnit, &counts);
+      for (int64_t unit = 0; unit < count; ++unit)
+        ASSERT_EQ(counts.runs[unit].load(), 1)
+            << "unit " << unit << " of " << count << " at " << threads;
+    }
+  }
+  setPoolThreads(1);
 }
 
 /// A row-major rows x cols matrix of random floats.

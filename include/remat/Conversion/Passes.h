@@ -59,6 +59,17 @@ struct RematLowerCPUOptions
       llvm::cl::desc("Bits of the host's vector registers "
                      "(remat-run passes its CPU's: 128, 256 or 512)"),
       llvm::cl::init(256)};
+  PassOptions::Option<bool> parallelLoops{
+      *this, "parallel-loops",
+      llvm::cl::desc("Run the generated loops' parallel dimensions on the "
+                     "runtime's thread pool (-remat-outline-parallel-loops; "
+                     "outputs bit-identical without)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<int64_t> minUnitWork{
+      *this, "min-unit-work",
+      llvm::cl::desc("Elements a unit of a parallel loop computes at least "
+                     "(-remat-outline-parallel-loops)"),
+      llvm::cl::init(32768)};
 };
 
 /// Builds the CPU lowering of a (rematerialized) training step: remat ops to

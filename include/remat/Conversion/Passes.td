@@ -384,6 +384,87 @@ def RematVectorizePass
   ];
 }
 
+def RematOutlineParallelLoopsPass
+    : Pass<"remat-outline-parallel-loops", "mlir::ModuleOp"> {
+  let summary = "Run large parallel loops on the runtime's thread pool";
+  let description = [{
+    Splits each outermost `scf.parallel` of a function whose bounds are
+    static and whose work (elements computed: each op counts its widest
+    vector's lanes, or one, times the static trip counts of the loops around
+    it in the body) is at least twice `min-unit-work` into units, outlines the
+    body of a unit into a function `(!llvm.ptr, i64) -> ()` and replaces the
+    loop by a call of the runtime's
+    `remat_parallel_for(units, function, context)`, which runs the units on
+    the pool that `remat-run --threads` sizes and returns when all have
+    returned.
+
+    A unit is a range of consecutive iterations of the loop's first
+    dimensions (linearized), each running the remaining dimensions whole:
+    the fewest first dimensions that give 16 units of `min-unit-work` each
+    (all of them if none do), at most 256 units. The units depend on the
+    trip counts and the body alone, never on the thread count, and only
+    parallel dimensions are split (reductions are `scf.for` loops inside the
+    body, run whole by one unit), so every unit computes what the loop
+    computed, in the same order within each output element: outputs are
+    bit-identical for any number of threads. Smaller loops stay as they are
+    (no dispatch cost).
+
+    The values the body uses from above are stored in a stack struct (the
+    context, allocated at the function's entry): indices as `i64`, memrefs
+    as their LLVM descriptors (`builtin.unrealized_conversion_cast`, which
+    the memref lowering resolves), scalars and vectors as they are;
+    constants are cloned into the outlined function. A loop whose body
+    allocates or frees memory or calls a function, or captures a value of
+    another type or a stack buffer (scratch that units on different threads
+    would share), or has reductions, stays on one thread.
+
+    Before:
+    ```mlir
+    scf.parallel (%i, %j) = (%c0, %c0) to (%c256, %c512) step (%c1, %c1) {
+      %v = memref.load %x[%i, %j] : memref<256x512xf32>
+      %e = math.exp %v : f32
+      memref.store %e, %y[%i, %j] : memref<256x512xf32>
+      scf.reduce
+    }
+    ```
+    After (16 units of 16 rows: 4 elements an iteration, 524288 in all):
+    ```mlir
+    func.func private @step_parallel(%ctx: !llvm.ptr, %unit: i64) {
+      // %x and %y loaded from the context; rows [%unit * 16, + 16)
+      scf.for %l = %begin to %end step %c1 {
+        scf.parallel (%j) = (%c0) to (%c512) step (%c1) { ... }
+      }
+      return
+    }
+    func.func @step(...) {
+      %ctx = llvm.alloca %c1 x !llvm.struct<(struct<(ptr, ptr, i64, ...)>, ...)>
+      // %x and %y stored into it
+      %fn = func.constant @step_parallel : (!llvm.ptr, i64) -> ()
+      call @remat_parallel_for(%c16_i64, %fn, %ctx)
+          : (i64, (!llvm.ptr, i64) -> (), !llvm.ptr) -> ()
+    }
+    ```
+  }];
+  let options = [
+    Option<"minUnitWork", "min-unit-work", "int64_t", /*default=*/"32768",
+           "Elements a unit computes at least (a loop with less than twice "
+           "this stays on one thread)">
+  ];
+  let statistics = [
+    Statistic<"numOutlined", "outlined", "Parallel loops split into units">,
+    Statistic<"numSmall", "small", "Parallel loops left whole: too little work">,
+    Statistic<"numUnsupported", "unsupported",
+              "Parallel loops left whole: dynamic bounds, reductions, calls, "
+              "allocations or captured values of other types">
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::func::FuncDialect",
+    "mlir::LLVM::LLVMDialect",
+    "mlir::scf::SCFDialect"
+  ];
+}
+
 def RematWidenBoolVectorsPass
     : Pass<"remat-widen-bool-vectors", "mlir::ModuleOp"> {
   let summary = "Load and store vectors of i1 as one byte per element";

@@ -35,9 +35,16 @@ void remat::buildRematLowerCPUPipeline(OpPassManager &pm,
     vectorize.vectorBits = options.vectorBits;
     pm.addNestedPass<func::FuncOp>(createRematVectorizePass(vectorize));
   }
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // Parallel dimensions become scf.parallel (reductions scf.for), and the
+  // outermost parallel loops with enough work run on the runtime's pool.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   if (options.vectorize)
     pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass());
+  if (options.parallelLoops) {
+    RematOutlineParallelLoopsPassOptions outline;
+    outline.minUnitWork = options.minUnitWork;
+    pm.addPass(createRematOutlineParallelLoopsPass(outline));
+  }
   addRematLoopsToCFPasses(pm);
   // Math ops LLVM has intrinsics or expansions for (rsqrt, exp, ...) first;
   // only the rest become libm calls, on vectors one lane at a time

@@ -163,7 +163,7 @@ static LogicalResult vectorizeTile(RewriterBase &rewriter, linalg::LinalgOp op,
 /// Replaces `op` by a loop nest that steps by 1 over every loop dimension
 /// but the innermost, which it covers with vector tiles of `lanes` elements
 /// and one narrower tile for the remainder, in the order of the scalar
-/// loops.
+/// loops along every reduction dimension.
 static LogicalResult tileAndVectorize(RewriterBase &rewriter,
                                       linalg::LinalgOp op, int64_t lanes) {
   Location loc = op.getLoc();
@@ -175,16 +175,38 @@ static LogicalResult tileAndVectorize(RewriterBase &rewriter,
     return arith::ConstantIndexOp::create(rewriter, loc, value);
   };
 
-  SmallVector<OpFoldResult> outer;
-  for (unsigned dim = 0; dim < innermost; ++dim) {
-    if (ranges[dim] == 1) {
-      outer.push_back(rewriter.getIndexAttr(0));
+  // The leading parallel dimensions are one scf.parallel (their tiles are
+  // independent: -remat-outline-parallel-loops may run them on several
+  // threads), the others scf.for loops in order.
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  unsigned leading = 0;
+  while (leading < innermost && linalg::isParallelIterator(iterators[leading]))
+    ++leading;
+  SmallVector<OpFoldResult> outer(innermost, rewriter.getIndexAttr(0));
+  SmallVector<unsigned> parallelDims;
+  SmallVector<Value> lowers, uppers, steps;
+  for (unsigned dim = 0; dim < leading; ++dim) {
+    if (ranges[dim] == 1)
       continue;
-    }
+    parallelDims.push_back(dim);
+    lowers.push_back(constant(0));
+    uppers.push_back(constant(ranges[dim]));
+    steps.push_back(constant(1));
+  }
+  if (!parallelDims.empty()) {
+    auto loop = scf::ParallelOp::create(rewriter, loc, lowers, uppers, steps);
+    rewriter.setInsertionPointToStart(loop.getBody());
+    for (auto [dim, iv] :
+         llvm::zip_equal(parallelDims, loop.getInductionVars()))
+      outer[dim] = iv;
+  }
+  for (unsigned dim = leading; dim < innermost; ++dim) {
+    if (ranges[dim] == 1)
+      continue;
     auto loop = scf::ForOp::create(rewriter, loc, constant(0),
                                    constant(ranges[dim]), constant(1));
     rewriter.setInsertionPointToStart(loop.getBody());
-    outer.push_back(loop.getInductionVar());
+    outer[dim] = loop.getInductionVar();
   }
 
   int64_t full = ranges[innermost] / lanes * lanes;
@@ -194,11 +216,19 @@ static LogicalResult tileAndVectorize(RewriterBase &rewriter,
       return failure();
   } else {
     OpBuilder::InsertionGuard loopGuard(rewriter);
-    auto loop = scf::ForOp::create(rewriter, loc, constant(0), constant(full),
-                                   constant(lanes));
-    rewriter.setInsertionPointToStart(loop.getBody());
-    if (failed(
-            vectorizeTile(rewriter, op, outer, loop.getInductionVar(), lanes)))
+    Value tile;
+    if (linalg::isParallelIterator(iterators[innermost])) {
+      auto loop = scf::ParallelOp::create(rewriter, loc, constant(0),
+                                          constant(full), constant(lanes));
+      rewriter.setInsertionPointToStart(loop.getBody());
+      tile = loop.getInductionVars().front();
+    } else {
+      auto loop = scf::ForOp::create(rewriter, loc, constant(0), constant(full),
+                                     constant(lanes));
+      rewriter.setInsertionPointToStart(loop.getBody());
+      tile = loop.getInductionVar();
+    }
+    if (failed(vectorizeTile(rewriter, op, outer, tile, lanes)))
       return failure();
   }
   if (int64_t rest = ranges[innermost] - full)

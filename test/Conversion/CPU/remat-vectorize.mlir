@@ -3,14 +3,15 @@
 
 // Checks that a sum along the innermost dimension becomes, per row, full
 // 8-lane tiles reduced in order into the accumulator, then one 4-lane tile
-// for the remaining columns: the scalar loops' order of additions.
+// for the remaining columns: the scalar loops' order of additions. Rows
+// are independent: they are a scf.parallel, the columns a scf.for.
 // CHECK-LABEL: func.func @row_sum(
 // CHECK-SAME:      %[[X:[^:]*]]: memref<4x20xf32>, %[[S:[^:]*]]: memref<4xf32>
 // CHECK-DAG:     %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG:     %[[C4:.*]] = arith.constant 4 : index
 // CHECK-DAG:     %[[C8:.*]] = arith.constant 8 : index
 // CHECK-DAG:     %[[C16:.*]] = arith.constant 16 : index
-// CHECK:         scf.for %[[I:.*]] = %[[C0]] to %[[C4]]
+// CHECK:         scf.parallel (%[[I:.*]]) = (%[[C0]]) to (%[[C4]])
 // CHECK:           scf.for %[[J:.*]] = %[[C0]] to %[[C16]] step %[[C8]]
 // CHECK:             %[[V:.*]] = vector.load %[[X]][%[[I]], %[[J]]] : memref<4x20xf32>, vector<8xf32>
 // CHECK:             %[[ACC:.*]] = vector.extract
@@ -21,7 +22,7 @@
 // CHECK:           vector.reduction <add>, %[[T]], %{{.*}} : vector<4xf32> into f32
 // CHECK-NOT:     linalg.generic
 // WIDE-LABEL: func.func @row_sum(
-// WIDE:          scf.for
+// WIDE:          scf.parallel
 // WIDE-NOT:      scf.for
 // WIDE:          vector.load {{.*}} vector<16xf32>
 // WIDE:          vector.reduction <add>, {{.*}} : vector<16xf32> into f32
@@ -41,11 +42,13 @@ func.func @row_sum(%x: memref<4x20xf32>, %s: memref<4xf32>) {
 // -----
 
 // Checks that a sum over the outer dimension (a bias gradient) adds whole
-// vectors of rows into the accumulator row, with no horizontal reduction.
+// vectors of rows into the accumulator row, with no horizontal reduction:
+// the rows in order (scf.for), the column tiles of a row independent
+// (scf.parallel).
 // CHECK-LABEL: func.func @column_sum(
 // CHECK-SAME:      %[[X:[^:]*]]: memref<4x16xf32>, %[[S:[^:]*]]: memref<16xf32>
 // CHECK:         scf.for %[[I:.*]] =
-// CHECK:           scf.for %[[J:.*]] =
+// CHECK:           scf.parallel (%[[J:.*]]) =
 // CHECK:             %[[V:.*]] = vector.load %[[X]][%[[I]], %[[J]]] : memref<4x16xf32>, vector<8xf32>
 // CHECK:             %[[ACC:.*]] = vector.load %[[S]][%[[J]]] : memref<16xf32>, vector<8xf32>
 // CHECK:             %[[R:.*]] = arith.addf %[[V]], %[[ACC]] : vector<8xf32>
@@ -70,7 +73,7 @@ func.func @column_sum(%x: memref<4x16xf32>, %s: memref<16xf32>) {
 // read with vector loads too.
 // CHECK-LABEL: func.func @bias_exp(
 // CHECK-SAME:      %[[X:[^:]*]]: memref<2x8xf32, strided<[16, 1], offset: 3>>, %[[B:[^:]*]]: memref<8xf32>, %[[Y:[^:]*]]: memref<2x8xf32>
-// CHECK:         scf.for %[[I:.*]] =
+// CHECK:         scf.parallel (%[[I:.*]]) =
 // CHECK-NOT:       scf.for
 // CHECK:           %[[V:.*]] = vector.load %[[X]][%[[I]], %{{.*}}] : memref<2x8xf32, strided<[16, 1], offset: 3>>, vector<8xf32>
 // CHECK:           %[[W:.*]] = vector.load %[[B]][%{{.*}}] : memref<8xf32>, vector<8xf32>
@@ -120,8 +123,10 @@ func.func @widths(%d: memref<3x8xf64>, %x: memref<8xf32>, %i: memref<8xi64>) {
 
 // Checks that an i1 mask is read as a vector of i1 (which
 // -remat-widen-bool-vectors later loads as bytes) and counts as a byte for
-// the lanes: 8 lanes from the f32 operands.
+// the lanes: 8 lanes from the f32 operands. The tiles of a 1-D elementwise
+// op are independent (scf.parallel).
 // CHECK-LABEL: func.func @mask(
+// CHECK:         scf.parallel
 // CHECK:         vector.load %{{.*}} : memref<16xi1>, vector<8xi1>
 // CHECK:         arith.select %{{.*}} : vector<8xi1>, vector<8xf32>
 func.func @mask(%m: memref<16xi1>, %x: memref<16xf32>, %y: memref<16xf32>) {
