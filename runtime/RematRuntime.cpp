@@ -80,11 +80,21 @@ extern "C" void *_mlir_memref_to_llvm_alloc(size_t size) {
 
 extern "C" int64_t remat_rng_seed() { return rngSeed.load(); }
 
+/// Calls a unit function of generated code. UBSan's function-type check
+/// (-fsanitize=function) reads a type signature just before an indirectly
+/// called function, which JIT-compiled code does not have: read at a page
+/// boundary, that is a fault of its own.
+__attribute__((no_sanitize("function"))) static void
+callUnit(void (*unitFn)(void *context, int64_t unit), void *context,
+         int64_t unit) {
+  unitFn(context, unit);
+}
+
 extern "C" void remat_parallel_for(int64_t units,
                                    void (*unitFn)(void *context, int64_t unit),
                                    void *context) {
-  getThreadPool().parallelFor(units,
-                              [&](int64_t unit) { unitFn(context, unit); });
+  getThreadPool().parallelFor(
+      units, [&](int64_t unit) { callUnit(unitFn, context, unit); });
 }
 
 extern "C" void _mlir_memref_to_llvm_free(void *ptr) {
