@@ -980,9 +980,13 @@ class NotMapped:
         self.what = what
 
 
+class NotExported(UnsupportedOp):
+    """A live node reads a NotMapped result."""
+
+
 def _getitem(e, t, i):
     if isinstance(t[i], NotMapped):
-        raise UnsupportedOp(t[i].what)
+        raise NotExported(t[i].what)
     return t[i]
 
 

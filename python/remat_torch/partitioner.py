@@ -269,8 +269,8 @@ class _Lowering:
         if target not in self.decompositions:
             return None
         from torch.fx.experimental.proxy_tensor import make_fx
-        dtypes = {"f32": torch.float32, "i64": torch.int64, "i32": torch.int32,
-                  "i1": torch.bool}
+        dtypes = {E.mlir_dtype(t): t for t in (torch.float32, torch.int64,
+                                               torch.int32, torch.bool)}
 
         def emit(e, *args, **kwargs):
             flat, spec = torch.utils._pytree.tree_flatten((args, kwargs))
@@ -346,7 +346,7 @@ class _Lowering:
         except Exception as err:
             del lines[mark:]
             e.counter = counter
-            if isinstance(err, E.UnsupportedOp) and str(err) == E.RUNNING_STATS.what:
+            if isinstance(err, E.NotExported):
                 # Batch norm's updated running statistics (a graph traced
                 # without decompositions hands them to its backward, which
                 # ignores them in training): a few floats each, saved without
