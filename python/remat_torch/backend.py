@@ -60,13 +60,23 @@ def _make_partitioner(policy, budget, remat_opt, debug):
 
 
 def make_backend(policy="budget", budget=0.5, backend="inductor", remat_opt=None,
-                 debug=None):
+                 debug=None, objective="auto"):
     """A torch.compile backend fn(gm, example_inputs) that partitions with
-    remat_torch.partition."""
+    remat_torch.partition. objective "auto": "eager" for backend="aot_eager"
+    (the plan is refined on PyTorch's op-by-op execution of it), None
+    (remat's plan as it is) otherwise."""
     _check(policy, budget, backend)
+    if objective not in ("auto", "eager", None):
+        raise ValueError(f"remat_torch: unknown objective {objective!r} "
+                         "('auto', 'eager' or None)")
+    if objective == "eager" and backend == "inductor":
+        raise ValueError("remat_torch: objective 'eager' models the graphs run op by "
+                         "op; Inductor fuses them (use backend='aot_eager')")
+    if objective == "auto":
+        objective = "eager" if backend == "aot_eager" else None
     remat_opt = remat_opt or _partition.find_remat_opt()
     part = functools.partial(_partition.partition, policy=policy, budget=budget,
-                             remat_opt=remat_opt, debug=debug)
+                             remat_opt=remat_opt, debug=debug, objective=objective)
 
     def compile_fn(gm, example_inputs):
         if backend == "inductor":
@@ -77,10 +87,15 @@ def make_backend(policy="budget", budget=0.5, backend="inductor", remat_opt=None
         import torch
         from torch._decomp import core_aten_decompositions
         from torch._dynamo.backends.common import aot_autograd
+        from torch._dynamo.backends.debugging import boxed_nop
         from torch._functorch.aot_autograd import make_boxed_func
 
         def inner(g, ex):
-            return make_boxed_func(g if backend == "aot_eager" else backend(g, ex))
+            # PyTorch's own aot_eager compiler: its graphs take their inputs
+            # as a list they clear, so a saved activation is freed at its
+            # last use in the backward, not held until the backward returns.
+            return boxed_nop(g, ex) if backend == "aot_eager" else \
+                make_boxed_func(backend(g, ex))
 
         # aot_eager runs PyTorch's own ATen kernels, as min-cut's graphs do
         # (layer norm and its backward in one kernel each, not decomposed
@@ -98,7 +113,7 @@ def make_backend(policy="budget", budget=0.5, backend="inductor", remat_opt=None
 
 
 def compile(model, *, policy="budget", budget=0.5, backend="inductor", remat_opt=None,
-            debug=None, **compile_kwargs):
+            debug=None, objective="auto", **compile_kwargs):
     """torch.compile(model) with remat choosing what the backward recomputes.
 
     policy: budget, selective, sqrt, sequential, checkpoint (the model's
@@ -107,12 +122,15 @@ def compile(model, *, policy="budget", budget=0.5, backend="inductor", remat_opt
     remat reaches, 1: recompute nothing). backend: "inductor", "aot_eager"
     or a compiler fn(gm, example_inputs) for the forward and backward
     graphs. debug: a list that receives what remat_torch.partition
-    reports of each graph. Other keyword arguments go to torch.compile
-    (dynamic defaults to False: remat plans static shapes)."""
+    reports of each graph. objective: "auto" ("eager" with
+    backend="aot_eager": the plan refined on the peak of PyTorch running
+    the graphs op by op), "eager" or None (see remat_torch.partition).
+    Other keyword arguments go to torch.compile (dynamic defaults to False:
+    remat plans static shapes)."""
     import torch
     compile_kwargs.setdefault("dynamic", False)
     return torch.compile(model, backend=make_backend(policy, budget, backend, remat_opt,
-                                                          debug),
+                                                          debug, objective),
                          **compile_kwargs)
 
 
@@ -120,10 +138,11 @@ def remat_backend(gm, example_inputs, options=None):
     """The backend registered as "remat": torch.compile(model,
     backend="remat", options={"policy": ..., "budget": ..., "backend": ...})."""
     options = dict(options or {})
-    unknown = set(options) - {"policy", "budget", "backend", "remat_opt", "debug"}
+    unknown = set(options) - {"policy", "budget", "backend", "remat_opt", "debug",
+                              "objective"}
     if unknown:
         raise ValueError(f"remat_torch: unknown option(s) {', '.join(sorted(unknown))} "
-                         "(policy, budget, backend, remat_opt)")
+                         "(policy, budget, backend, remat_opt, objective)")
     return make_backend(**options)(gm, example_inputs)
 
 

@@ -504,6 +504,131 @@ def _run_remat_opt(mlir, policy, budget, remat_opt):
     return proc.stdout
 
 
+# -- PyTorch's op-by-op execution -------------------------------------------------
+
+def _tensor_vals(val):
+    import torch
+    if isinstance(val, torch.Tensor):
+        return [val]
+    if isinstance(val, (tuple, list)):
+        return [t for v in val for t in _tensor_vals(v)]
+    return []
+
+
+class _Allocator:
+    """Bytes held, and their peak, as storages are made and released."""
+
+    def __init__(self):
+        self.level = self.peak = 0
+        self.refs = {}
+        self.at = self.peak_at = None
+
+    def make(self, nbytes):
+        storage = [nbytes]
+        self.refs[id(storage)] = [storage, 0]
+        self.level += nbytes
+        if self.level > self.peak:
+            self.peak, self.peak_at = self.level, self.at
+        return storage
+
+    def live(self, storage):
+        return storage is None or id(storage) in self.refs
+
+    def hold(self, storage):
+        self.refs[id(storage)][1] += 1
+
+    def release(self, storage):
+        entry = self.refs[id(storage)]
+        entry[1] -= 1
+        if entry[1] == 0:
+            self.level -= storage[0]
+            del self.refs[id(storage)]
+
+
+def _run_graph(alloc, module, given):
+    """Runs `module`'s graph on the allocator: `given` maps a placeholder's
+    name to the storages of its value (absent: an input the step does not
+    count, a primal). Each call's result is a new storage unless its fake
+    tensor shares a storage with a value already made in this graph (a
+    view: FX values' fake tensors alias exactly where the real ones will);
+    a value is released after its last use, as the generated code and the
+    boxed calling convention (the inputs' list is cleared) release it.
+    Returns the storages of each output."""
+    nodes = list(module.graph.nodes)
+    last = {}
+    for i, node in enumerate(nodes):
+        for a in node.all_input_nodes:
+            last[a] = i
+    held, local = {}, {}
+    for i, node in enumerate(nodes):
+        tensors = _tensor_vals(node.meta.get("val"))
+        if node.op == "placeholder":
+            # The caller's hold on a given storage passes to this graph.
+            storages = given.get(node.name, [])
+            for j, t in enumerate(tensors):
+                local.setdefault(t.untyped_storage()._cdata,
+                                 storages[j] if j < len(storages) else None)
+            held[node] = storages
+            continue
+        elif node.op == "output":
+            outs = []
+            for a in node.args[0]:
+                storages = held.get(a, []) if hasattr(a, "op") else []
+                for st in storages:
+                    alloc.hold(st)
+                outs.append(storages)
+            for storages in held.values():
+                for st in storages:
+                    alloc.release(st)
+            return outs
+        storages = []
+        alloc.at = (module, node.name)
+        for t in tensors:
+            key = t.untyped_storage()._cdata
+            if key not in local or not alloc.live(local[key]):
+                local[key] = alloc.make(t.untyped_storage().nbytes())
+            if local[key] is not None:
+                storages.append(local[key])
+                alloc.hold(local[key])
+        held[node] = storages
+        for a in node.all_input_nodes + [node]:
+            if a in held and last.get(a, -1) <= i:
+                for st in held.pop(a):
+                    alloc.release(st)
+    return []
+
+
+def eager_peak(fw_module, bw_module, num_fwd_outputs, where=None):
+    """The peak bytes PyTorch's allocator holds above its level before the
+    step when PyTorch's aot_eager compiler runs the forward and then the
+    backward graph op by op: inputs and parameters not counted, the
+    gradients counted, a saved value freed at its last use in the
+    backward. Not modelled: memory an ATen kernel allocates and frees
+    inside one op (native_dropout's noise, for one)."""
+    alloc = _Allocator()
+    out_node = next(n for n in fw_module.graph.nodes if n.op == "output")
+    outs = _run_graph(alloc, fw_module, {})
+    by_name = {a.name: st for a, st in zip(out_node.args[0], outs) if hasattr(a, "op")}
+    # The forward's hold on a saved value passes to the backward, which
+    # releases it at its last use; the tangents are made for it.
+    given = {}
+    for node in bw_module.graph.nodes:
+        if node.op != "placeholder":
+            continue
+        if node.name in by_name:
+            given[node.name] = by_name[node.name]
+        elif _is_tangent(node):
+            given[node.name] = [alloc.make(t.untyped_storage().nbytes())
+                                for t in _tensor_vals(node.meta.get("val"))]
+            for st in given[node.name]:
+                alloc.hold(st)
+    _run_graph(alloc, bw_module, given)
+    if where is not None:  # a list: receives where the peak is
+        module, name = alloc.peak_at or (None, None)
+        where.append(("forward" if module is fw_module else "backward", name))
+    return alloc.peak
+
+
 # -- The partition ------------------------------------------------------------------
 
 def _mutated_inputs(graph, num_fwd_outputs):
@@ -579,7 +704,13 @@ def _split_dropouts(torch, graph):
             scaled = graph.call_function(aten.mul.Tensor, (kept, scale))
         for new in (as_float, kept, scaled):
             new.meta.update({k: v for k, v in out.meta.items() if k != "val"})
-            new.meta["val"] = val
+            # A tensor of its own (eager_peak tells values apart by storage).
+            mode = getattr(val, "fake_mode", None)
+            if mode is None:
+                new.meta["val"] = val
+            else:
+                with mode:
+                    new.meta["val"] = torch.empty_like(val)
         out.replace_all_uses_with(scaled)
 
 
@@ -591,9 +722,99 @@ def _fallback(joint_module, joint_inputs, num_fwd_outputs, static, reason):
                              static_lifetime_input_indices=static)
 
 
+def _node_flops(torch, node):
+    """The FLOPs PyTorch's flop counter gives a node's op (matmuls and
+    convolutions; 0 for the ops it does not count), run on its fake values."""
+    if node.op != "call_function" or not hasattr(node.target, "overloadpacket"):
+        return 0
+    from torch.utils.flop_counter import FlopCounterMode
+    vals = [t for t in _tensor_vals(node.meta.get("val"))]
+    if not vals or not hasattr(vals[0], "fake_mode"):
+        return 0
+    args = torch.fx.node.map_arg(node.args, lambda a: a.meta.get("val"))
+    kwargs = torch.fx.node.map_arg(node.kwargs, lambda a: a.meta.get("val"))
+    try:
+        with vals[0].fake_mode, FlopCounterMode(display=False) as counter:
+            node.target(*args, **kwargs)
+    except Exception:
+        return 0
+    return counter.get_total_flops()
+
+
+def _refine_for_eager(torch, graph, bwd, saved, modules, close, build, num_fwd_outputs,
+                      pinned, budget):
+    """remat's plan minimizes the peak of remat's own executor, where a
+    pointwise op's result kept beside its input can cost nothing (the two
+    fuse, or share a buffer); run op by op, each value is a tensor of its
+    own. The plan is refined on eager_peak, the peak of that execution:
+    for each saved value, the largest first, it tries recomputing the value
+    from its inputs (saved instead) and recomputing it from what is saved
+    already, and takes the first change that lowers (peak, saved bytes),
+    until none does. The recomputed matmul and convolution FLOPs (PyTorch's
+    flop counter) may grow to max(the plan's, (1 - budget) x the forward's):
+    at budget 1 only ops it counts no FLOPs for (pointwise ops, softmax,
+    views) are added, as PyTorch's own partition at budget 1 recomputes
+    pointwise ops. Returns the saved set, its modules and the nodes now
+    recomputed."""
+    flops = {}
+
+    def node_flops(node):
+        if node.name not in flops:
+            flops[node.name] = _node_flops(torch, node)
+        return flops[node.name]
+
+    forward = {n.name: n for n in graph.nodes if n.op == "call_function" and n not in bwd}
+
+    def recompute_flops(bw):
+        return sum(node_flops(forward[n.name]) for n in bw.graph.nodes
+                   if n.op == "call_function" and n.name in forward)
+
+    def storages(node):
+        return {t.untyped_storage()._cdata: t.untyped_storage().nbytes()
+                for t in _tensor_vals(node.meta.get("val"))}
+
+    def saved_bytes(nodes):
+        held = {}
+        for n in nodes:
+            held.update(storages(n))
+        return sum(held.values())
+
+    allowance = max(recompute_flops(modules[1]),
+                    (1.0 - float(budget)) * sum(map(node_flops, forward.values())))
+    # Lexicographic: the peak, then the saved bytes (changes that each
+    # leave the peak where it is can lower it together).
+    cost = (eager_peak(*modules, num_fwd_outputs), saved_bytes(saved))
+    refined = []
+    tried = set()
+    changed = True
+    while changed:
+        changed = False
+        for node in sorted(saved, key=lambda n: -saved_bytes([n])):
+            if node.op != "call_function" or node in pinned:
+                continue
+            # The node's saved views go with it (they would keep it).
+            aliases = {n for n in saved if storages(n).keys() & storages(node).keys()}
+            inputs = {a for a in node.all_input_nodes if a.op != "placeholder"}
+            for trial in (close((saved - aliases) | inputs), close(saved - aliases)):
+                key = frozenset(trial)
+                if trial & aliases or key in tried:
+                    continue
+                tried.add(key)
+                built = build(trial)
+                trial_cost = (eager_peak(*built, num_fwd_outputs), saved_bytes(trial))
+                if trial_cost < cost and recompute_flops(built[1]) <= allowance:
+                    saved, modules, cost = trial, built, trial_cost
+                    refined.append(node)
+                    changed = True
+                    break
+            if changed:
+                break
+    return saved, modules, refined
+
+
 def partition(joint_module, joint_inputs, *, num_fwd_outputs, policy="budget",
               budget=0.5, remat_opt=None, static_lifetime_input_indices=None,
-              compiler=None, debug=None, **unused):
+              compiler=None, debug=None, objective=None, **unused):
     """AOTAutograd partition function: (forward GraphModule, backward
     GraphModule) with the forward values remat's plan keeps saved.
 
@@ -602,15 +823,20 @@ def partition(joint_module, joint_inputs, *, num_fwd_outputs, policy="budget",
     selective, sqrt, sequential, checkpoint (the model's
     torch.utils.checkpoint regions) or none (save everything the backward
     reads). remat_opt: the remat-opt executable (default: find_remat_opt()).
-    debug: a list; each call appends a dict of the step's MLIR, remat-opt's
-    output, the saved nodes' names, the unmapped ops, the names of the
-    forward nodes the backward recomputes, the backward GraphModule and the
-    ops lowered through their decompositions."""
+    objective: None (remat's plan as it is) or "eager" (the graphs run op by
+    op, PyTorch's aot_eager: the plan is refined on eager_peak, see
+    _refine_for_eager). debug: a list; each call appends a dict of the
+    step's MLIR, remat-opt's output, the saved nodes' names, the unmapped
+    ops, the names of the forward nodes the backward recomputes, the
+    backward GraphModule, the ops lowered through their decompositions, the
+    nodes the eager refinement recomputes and the graphs' eager_peak."""
     import torch
     from torch._functorch import partitioners as P
     from torch.utils.checkpoint import CheckpointPolicy
 
     mark_options(policy, budget)  # a bad policy is the caller's error
+    if objective not in (None, "eager"):
+        raise ValueError(f"remat_torch: unknown objective {objective!r} (None or 'eager')")
     remat_opt = remat_opt or find_remat_opt()
     joint_module.graph.eliminate_dead_code()
     joint_module.recompile()
@@ -689,33 +915,47 @@ def partition(joint_module, joint_inputs, *, num_fwd_outputs, policy="budget",
     pinned_nodes = {n for _, n, _ in low.args if n.op != "placeholder"}
     pinned_nodes.update(n for n in graph.nodes if n.op == "call_function" and
                         n not in low.env and n not in bwd)
-    saved = _closure(graph, bwd, saved, pinned_nodes,
-                     _mutated_inputs(graph, num_fwd_outputs))
-    # The tuple of a multi-output node is never saved: its items are.
-    saved = {n for n in saved if not (n.op == "call_function" and n.users and all(
-        u.target is operator.getitem for u in n.users)) and n not in bwd}
+    mutated = _mutated_inputs(graph, num_fwd_outputs)
     order = {n: i for i, n in enumerate(graph.nodes)}
-    saved_list = sorted(saved, key=order.__getitem__)
 
-    fw_module, bw_module = P._extract_fwd_bwd_modules(
-        joint_module, saved_list, saved_sym_nodes=[], num_fwd_outputs=num_fwd_outputs,
-        static_lifetime_input_nodes=node_info.static_lifetime_input_nodes)
-    # The backward's copies of recomputed forward nodes come first in the
-    # joint graph's order; as min-cut does, each moves to just before its
-    # first use, as autograd's engine would run it, and getitems rise to
-    # their tuple so that the unused items die at once.
-    bw_module = P.reordering_to_mimic_autograd_engine(bw_module)
-    fw_module = P.raise_getitems(fw_module)
-    bw_module = P.raise_getitems(bw_module)
-    fw_module.graph.eliminate_dead_code()
-    fw_module.recompile()
-    bw_module.graph.eliminate_dead_code()
-    bw_module.recompile()
+    def close(nodes):
+        nodes = _closure(graph, bwd, nodes, pinned_nodes, mutated)
+        # The tuple of a multi-output node is never saved: its items are.
+        return {n for n in nodes if not (n.op == "call_function" and n.users and all(
+            u.target is operator.getitem for u in n.users)) and n not in bwd}
+
+    def build(nodes):
+        fw, bw = P._extract_fwd_bwd_modules(
+            joint_module, sorted(nodes, key=order.__getitem__), saved_sym_nodes=[],
+            num_fwd_outputs=num_fwd_outputs,
+            static_lifetime_input_nodes=node_info.static_lifetime_input_nodes)
+        # The backward's copies of recomputed forward nodes come first in
+        # the joint graph's order; as min-cut does, each moves to just
+        # before its first use, as autograd's engine would run it, and
+        # getitems rise to their tuple so that the unused items die at once.
+        bw = P.reordering_to_mimic_autograd_engine(bw)
+        fw = P.raise_getitems(fw)
+        bw = P.raise_getitems(bw)
+        for module in (fw, bw):
+            module.graph.eliminate_dead_code()
+            module.recompile()
+        return fw, bw
+
+    saved = close(saved)
+    fw_module, bw_module = build(saved)
+    refined = []
+    if objective == "eager":
+        saved, (fw_module, bw_module), refined = _refine_for_eager(
+            torch, graph, bwd, saved, (fw_module, bw_module), close, build,
+            num_fwd_outputs, pinned_nodes, budget if policy == "budget" else 1.0)
+    saved_list = sorted(saved, key=order.__getitem__)
     if debug is not None:
         forward = {n.name for n in fw_module.graph.nodes if n.op == "call_function"}
         debug.append(dict(
             mlir=mlir, planned=out, saved=[n.name for n in saved_list], unmapped=unmapped,
             recomputed=[n.name for n in bw_module.graph.nodes
                         if n.op == "call_function" and n.name in forward],
-            backward=bw_module, decomposed=sorted(low.decomposed)))
+            backward=bw_module, decomposed=sorted(low.decomposed),
+            refined=[n.name for n in refined],
+            eager_peak=eager_peak(fw_module, bw_module, num_fwd_outputs)))
     return fw_module, bw_module

@@ -22,12 +22,19 @@
         remat-opt fails: one warning, the default partition, eager's losses.
     check_partition.py missing
         remat_torch.compile without remat-opt anywhere: the error.
+    check_partition.py peak MODULE:FACTORY POLICY [--budget B] ...
+        dropout 0, op by op (aot_eager): the partition's eager_peak of its
+        graphs against the peak PyTorch's allocator reaches in one step
+        (profiler), at most 1 KiB above it; and the step's measured peak
+        with the plan refined on it against remat's plan unrefined
+        (objective None).
 
 Several checks run in one process with '+' between them.
 """
 
 import argparse
 import copy
+import gc
 import importlib
 import importlib.util
 import os
@@ -142,10 +149,9 @@ def default_partition_backend():
     """AOTAutograd's default partition of the ATen graphs remat_torch's
     aot_eager backend partitions (not decomposed)."""
     from torch._dynamo.backends.common import aot_autograd
-    from torch._functorch.aot_autograd import make_boxed_func
+    from torch._dynamo.backends.debugging import boxed_nop
     from torch._functorch.partitioners import default_partition
-    return aot_autograd(fw_compiler=lambda g, ex: make_boxed_func(g),
-                        bw_compiler=lambda g, ex: make_boxed_func(g),
+    return aot_autograd(fw_compiler=boxed_nop, bw_compiler=boxed_nop,
                         partition_fn=default_partition)
 
 
@@ -238,9 +244,62 @@ def cmd_missing(args):
     sys.exit("no error")
 
 
+def measured_peak(compiled, model, inputs):
+    """The peak bytes PyTorch's CPU allocator holds during one step above
+    its level before it (profiler memory events), after a warm-up step."""
+    from torch.profiler import ProfilerActivity, profile
+
+    def step():
+        for p in model.parameters():
+            p.grad = None
+        compiled(*inputs).backward()
+    step()
+    # The warm-up's gradients and the garbage of earlier checks are freed
+    # now, not during the step (their frees would lower its level).
+    for p in model.parameters():
+        p.grad = None
+    gc.collect()
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        step()
+    # In time order; events of the same timestamp in the order recorded.
+    events = sorted((e for e in prof.profiler.kineto_results.events()
+                     if e.name() == "[memory]"), key=lambda e: e.start_ns())
+    level = peak = 0
+    for e in events:
+        level += e.nbytes()
+        peak = max(peak, level)
+    return peak
+
+
+def cmd_peak(args):
+    name = args.model.rpartition(":")[2]
+    peaks = {}
+    for objective in ("eager", None):
+        model, inputs = load(args.model, args.size, dropout=0.0, checkpoint=False)
+        debug = []
+        torch._dynamo.reset()
+        compiled = remat_torch.compile(model, policy=args.policy, budget=args.budget,
+                                       backend="aot_eager", debug=debug,
+                                       objective=objective)
+        peaks[objective] = measured_peak(compiled, model, inputs)
+        if objective == "eager":
+            predicted, refined = debug[0]["eager_peak"], debug[0]["refined"]
+    # eager_peak does not model the few-byte tensors an ATen kernel wraps a
+    # Python scalar operand in while it runs.
+    close = len(debug) == 1 and 0 <= peaks["eager"] - predicted <= 1024
+    lower = peaks["eager"] <= peaks[None]
+    print(f"{name} {args.policy} {args.budget:g}: eager peak {predicted} bytes, "
+          f"measured {peaks['eager']} ({'within' if close else 'NOT within'} 1 KiB); "
+          f"refined plan {peaks['eager']} bytes {'<=' if lower else '>'} remat's plan "
+          f"{peaks[None]}, {len(refined)} value(s) recomputed by the refinement")
+    if not (close and lower):
+        sys.exit(1)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("command", choices=["train", "dropout", "unmapped", "broken", "missing"])
+    ap.add_argument("command", choices=["train", "dropout", "unmapped", "broken", "missing",
+                                        "peak"])
     ap.add_argument("model", nargs="?")
     ap.add_argument("policy", nargs="?", default="budget")
     ap.add_argument("--budget", type=float, default=0.5)
@@ -265,7 +324,7 @@ def main():
             os.environ["REMAT_OPT"] = args.remat_opt
         torch.manual_seed(0)
         {"train": cmd_train, "dropout": cmd_dropout, "unmapped": cmd_unmapped,
-         "broken": cmd_broken, "missing": cmd_missing}[args.command](args)
+         "broken": cmd_broken, "missing": cmd_missing, "peak": cmd_peak}[args.command](args)
         sys.stdout.flush()
 
 
