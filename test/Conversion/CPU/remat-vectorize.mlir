@@ -43,12 +43,13 @@ func.func @row_sum(%x: memref<4x20xf32>, %s: memref<4xf32>) {
 
 // Checks that a sum over the outer dimension (a bias gradient) adds whole
 // vectors of rows into the accumulator row, with no horizontal reduction:
-// the rows in order (scf.for), the column tiles of a row independent
-// (scf.parallel).
+// the column tiles are independent (scf.parallel, outermost, so that
+// -remat-outline-parallel-loops can run them on several threads), each
+// adds the rows in order (scf.for).
 // CHECK-LABEL: func.func @column_sum(
 // CHECK-SAME:      %[[X:[^:]*]]: memref<4x16xf32>, %[[S:[^:]*]]: memref<16xf32>
-// CHECK:         scf.for %[[I:.*]] =
-// CHECK:           scf.parallel (%[[J:.*]]) =
+// CHECK:         scf.parallel (%[[J:.*]]) =
+// CHECK:           scf.for %[[I:.*]] =
 // CHECK:             %[[V:.*]] = vector.load %[[X]][%[[I]], %[[J]]] : memref<4x16xf32>, vector<8xf32>
 // CHECK:             %[[ACC:.*]] = vector.load %[[S]][%[[J]]] : memref<16xf32>, vector<8xf32>
 // CHECK:             %[[R:.*]] = arith.addf %[[V]], %[[ACC]] : vector<8xf32>
@@ -59,6 +60,33 @@ func.func @column_sum(%x: memref<4x16xf32>, %s: memref<16xf32>) {
                                    affine_map<(d0, d1) -> (d1)>],
                   iterator_types = ["reduction", "parallel"]}
       ins(%x : memref<4x16xf32>) outs(%s : memref<16xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %r = arith.addf %in, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// Checks that batch norm's per-channel sum over (N, H, W) of an NCHW tensor
+// runs its channels in parallel outermost (the first dimension is a
+// reduction: left in place, no loop would be parallel), each channel's
+// sum over n, h and the vector tiles of w in the scalar loops' order.
+// CHECK-LABEL: func.func @channel_sum(
+// CHECK-SAME:      %[[X:[^:]*]]: memref<2x3x4x16xf32>, %[[S:[^:]*]]: memref<3xf32>
+// CHECK:         scf.parallel (%[[C:.*]]) = (%{{.*}}) to (%{{.*}}) step
+// CHECK:           scf.for %[[N:.*]] =
+// CHECK:             scf.for %[[H:.*]] =
+// CHECK:               scf.for %[[W:.*]] =
+// CHECK:                 vector.load %[[X]][%[[N]], %[[C]], %[[H]], %[[W]]]
+// CHECK:                 vector.reduction <add>
+// CHECK-NOT:     scf.parallel
+func.func @channel_sum(%x: memref<2x3x4x16xf32>, %s: memref<3xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>,
+                                   affine_map<(n, c, h, w) -> (c)>],
+                  iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%x : memref<2x3x4x16xf32>) outs(%s : memref<3xf32>) {
   ^bb0(%in: f32, %acc: f32):
     %r = arith.addf %in, %acc : f32
     linalg.yield %r : f32
