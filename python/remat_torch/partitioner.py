@@ -531,6 +531,11 @@ class _Allocator:
             self.peak, self.peak_at = self.level, self.at
         return storage
 
+    def transient(self, nbytes):
+        """An op holds `nbytes` more than its level for a moment."""
+        if self.level + nbytes > self.peak:
+            self.peak, self.peak_at = self.level + nbytes, self.at
+
     def live(self, storage):
         return storage is None or id(storage) in self.refs
 
@@ -545,7 +550,7 @@ class _Allocator:
             del self.refs[id(storage)]
 
 
-def _run_graph(alloc, module, given):
+def _run_graph(alloc, module, given, scratch):
     """Runs `module`'s graph on the allocator: `given` maps a placeholder's
     name to the storages of its value (absent: an input the step does not
     count, a primal). Each call's result is a new storage unless its fake
@@ -553,7 +558,8 @@ def _run_graph(alloc, module, given):
     view: FX values' fake tensors alias exactly where the real ones will);
     a value is released after its last use, as the generated code and the
     boxed calling convention (the inputs' list is cleared) release it.
-    Returns the storages of each output."""
+    `scratch(node)` is the most the node's kernel holds while it runs
+    (results included). Returns the storages of each output."""
     nodes = list(module.graph.nodes)
     last = {}
     for i, node in enumerate(nodes):
@@ -583,6 +589,8 @@ def _run_graph(alloc, module, given):
             return outs
         storages = []
         alloc.at = (module, node.name)
+        # What the op's kernel holds above its inputs while it runs.
+        alloc.transient(scratch(node))
         for t in tensors:
             key = t.untyped_storage()._cdata
             if key not in local or not alloc.live(local[key]):
@@ -598,16 +606,91 @@ def _run_graph(alloc, module, given):
     return []
 
 
-def eager_peak(fw_module, bw_module, num_fwd_outputs, where=None):
+def _tensor_like(torch, val):
+    if val.dtype.is_floating_point:
+        return torch.randn(val.shape, dtype=val.dtype)
+    return torch.zeros(val.shape, dtype=val.dtype)
+
+
+def _profiled_peak(torch, fn):
+    """The most bytes the CPU allocator holds above its level while fn()
+    runs (the profiler's allocation and free events in time order)."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        fn()
+    events = sorted((e for e in prof.profiler.kineto_results.events()
+                     if e.name() == "[memory]"), key=lambda e: e.start_ns())
+    level = peak = 0
+    for e in events:
+        level += e.nbytes()
+        peak = max(peak, level)
+    return peak
+
+
+class KernelScratch:
+    """The most bytes an op's kernel holds while it runs, its results
+    included: measured once per op and operand shapes by running the op on
+    random tensors of those shapes under PyTorch's profiler (so the noise
+    native_dropout draws, a convolution's unfolded input, the double a
+    Python scalar operand is wrapped in are what the kernel does, not a
+    rule about it). The random generator's state is restored; an op whose
+    run fails, or that communicates (c10d), counts its results only; with a
+    profiler already running (the caller's), nothing is measured."""
+
+    def __init__(self, torch):
+        self.torch = torch
+        self.cache = {}
+        self.enabled = not torch.autograd.profiler._is_profiler_enabled
+
+    def __call__(self, node):
+        torch = self.torch
+        if not self.enabled or node.op != "call_function" or \
+                not hasattr(node.target, "_schema") or \
+                "c10d" in node.target.name():
+            return 0
+        vals = []
+        args = torch.fx.node.map_arg(node.args, lambda a: a.meta.get("val"))
+        kwargs = torch.fx.node.map_arg(node.kwargs, lambda a: a.meta.get("val"))
+        flat, spec = torch.utils._pytree.tree_flatten((args, kwargs))
+        key = [node.target]
+        for x in flat:
+            if isinstance(x, torch.Tensor):
+                vals.append(x)
+                key.append((tuple(x.shape), tuple(x.stride()), x.dtype))
+            else:
+                key.append(repr(x))
+        key = tuple(key)
+        if key not in self.cache:
+            self.cache[key] = self._measure(node.target, flat, spec)
+        return self.cache[key]
+
+    def _measure(self, target, flat, spec):
+        torch = self.torch
+        from torch._subclasses.fake_tensor import unset_fake_temporarily
+        try:
+            with unset_fake_temporarily(), torch.random.fork_rng(devices=[]), \
+                    torch.no_grad():
+                real = [torch.empty_strided(x.shape, x.stride(), dtype=x.dtype).copy_(
+                    _tensor_like(torch, x)) if isinstance(x, torch.Tensor) else x
+                        for x in flat]
+                args, kwargs = torch.utils._pytree.tree_unflatten(real, spec)
+                return _profiled_peak(torch, lambda: target(*args, **kwargs))
+        except Exception:
+            return 0
+
+
+def eager_peak(fw_module, bw_module, num_fwd_outputs, where=None, scratch=None):
     """The peak bytes PyTorch's allocator holds above its level before the
     step when PyTorch's aot_eager compiler runs the forward and then the
     backward graph op by op: inputs and parameters not counted, the
     gradients counted, a saved value freed at its last use in the
-    backward. Not modelled: memory an ATen kernel allocates and frees
-    inside one op (native_dropout's noise, for one)."""
+    backward; while an op runs, what its kernel holds (KernelScratch,
+    measured: `scratch`, shared between calls)."""
+    import torch
+    scratch = scratch or KernelScratch(torch)
     alloc = _Allocator()
     out_node = next(n for n in fw_module.graph.nodes if n.op == "output")
-    outs = _run_graph(alloc, fw_module, {})
+    outs = _run_graph(alloc, fw_module, {}, scratch)
     by_name = {a.name: st for a, st in zip(out_node.args[0], outs) if hasattr(a, "op")}
     # The forward's hold on a saved value passes to the backward, which
     # releases it at its last use; the tangents are made for it.
@@ -622,7 +705,7 @@ def eager_peak(fw_module, bw_module, num_fwd_outputs, where=None):
                                 for t in _tensor_vals(node.meta.get("val"))]
             for st in given[node.name]:
                 alloc.hold(st)
-    _run_graph(alloc, bw_module, given)
+    _run_graph(alloc, bw_module, given, scratch)
     if where is not None:  # a list: receives where the peak is
         module, name = alloc.peak_at or (None, None)
         where.append(("forward" if module is fw_module else "backward", name))
@@ -742,7 +825,7 @@ def _node_flops(torch, node):
 
 
 def _refine_for_eager(torch, graph, bwd, saved, modules, close, build, num_fwd_outputs,
-                      pinned, budget):
+                      pinned, budget, scratch):
     """remat's plan minimizes the peak of remat's own executor, where a
     pointwise op's result kept beside its input can cost nothing (the two
     fuse, or share a buffer); run op by op, each value is a tensor of its
@@ -783,7 +866,7 @@ def _refine_for_eager(torch, graph, bwd, saved, modules, close, build, num_fwd_o
                     (1.0 - float(budget)) * sum(map(node_flops, forward.values())))
     # Lexicographic: the peak, then the saved bytes (changes that each
     # leave the peak where it is can lower it together).
-    cost = (eager_peak(*modules, num_fwd_outputs), saved_bytes(saved))
+    cost = (eager_peak(*modules, num_fwd_outputs, scratch=scratch), saved_bytes(saved))
     refined = []
     tried = set()
     changed = True
@@ -801,7 +884,8 @@ def _refine_for_eager(torch, graph, bwd, saved, modules, close, build, num_fwd_o
                     continue
                 tried.add(key)
                 built = build(trial)
-                trial_cost = (eager_peak(*built, num_fwd_outputs), saved_bytes(trial))
+                trial_cost = (eager_peak(*built, num_fwd_outputs, scratch=scratch),
+                              saved_bytes(trial))
                 if trial_cost < cost and recompute_flops(built[1]) <= allowance:
                     saved, modules, cost = trial, built, trial_cost
                     refined.append(node)
@@ -944,10 +1028,12 @@ def partition(joint_module, joint_inputs, *, num_fwd_outputs, policy="budget",
     saved = close(saved)
     fw_module, bw_module = build(saved)
     refined = []
+    scratch = KernelScratch(torch)
     if objective == "eager":
         saved, (fw_module, bw_module), refined = _refine_for_eager(
             torch, graph, bwd, saved, (fw_module, bw_module), close, build,
-            num_fwd_outputs, pinned_nodes, budget if policy == "budget" else 1.0)
+            num_fwd_outputs, pinned_nodes, budget if policy == "budget" else 1.0,
+            scratch)
     saved_list = sorted(saved, key=order.__getitem__)
     if debug is not None:
         forward = {n.name for n in fw_module.graph.nodes if n.op == "call_function"}
@@ -957,5 +1043,6 @@ def partition(joint_module, joint_inputs, *, num_fwd_outputs, policy="budget",
                         if n.op == "call_function" and n.name in forward],
             backward=bw_module, decomposed=sorted(low.decomposed),
             refined=[n.name for n in refined],
-            eager_peak=eager_peak(fw_module, bw_module, num_fwd_outputs)))
+            eager_peak=eager_peak(fw_module, bw_module, num_fwd_outputs,
+                                  scratch=scratch)))
     return fw_module, bw_module
