@@ -332,7 +332,13 @@ def _emit_scan(e, state, map_node, combine, init, xs, additional, **kw):
             elif b in unflipped:
                 env[b] = env[unflipped[b]]
             else:
-                env[b] = map_node(b, env.__getitem__)
+                try:
+                    env[b] = map_node(b, env.__getitem__)
+                except ExportError as err:
+                    # The combine graph's nodes record the scan's source
+                    # line, not the combine function's.
+                    raise ExportError(f"{err} (in the combine function of the scan, "
+                                      f"node {node.name})") from None
         new_carries = [env[o] for o in outputs[:len(init)]]
         for i, (old, new) in enumerate(zip(init, new_carries)):
             if not isinstance(new, E.Value) or new.type != old.type:
