@@ -2,7 +2,9 @@
 
 1. Dropout on: for every policy in POLICIES, the step after rematerialization
    gives loss and gradients bit-identical to remat's own run without
-   rematerialization (-remat-thread-rng only), on the same inputs.
+   rematerialization (-remat-thread-rng only), on the same inputs. A step
+   with loops (a torch scan) is also checked under LOOP_POLICIES
+   (-remat-checkpoint-loops, which must rewrite a loop), here and in 2.
 2. Dropout p=0: remat's loss and gradients (CPU codegen) without
    rematerialization and under EAGER_POLICIES match PyTorch eager's within
    1e-4 relative (max |remat - torch| over
