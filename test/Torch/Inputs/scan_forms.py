@@ -1,7 +1,9 @@
 """Scan forms for the exporter (test/Torch/zoo-scan.test): a scan with
 reverse=True whose stacked outputs the loss reads, dropout and a captured
 parameter in its body; a scan over dimension 1 of its xs; and DropoutRows,
-whose gradient shows each iteration's dropout mask.
+whose gradient shows each iteration's dropout mask. The scan over
+dimension 1 runs another scan in its combine function (torch 2.15's
+torch.compile cannot trace a step with dropout in such an inner body).
 """
 import torch
 import torch.nn.functional as F
@@ -16,6 +18,7 @@ class Forms(torch.nn.Module):
         self.W = torch.nn.Parameter(torch.randn(6, 8, 8) / 8 ** 0.5)
         self.V = torch.nn.Parameter(torch.randn(8, 5, 8) / 8 ** 0.5)
         self.scale = torch.nn.Parameter(1 + 0.1 * torch.randn(8))
+        self.register_buffer("B", torch.randn(3, 5, 8))
 
     def forward(self, x, target):
         def layer(h, w):
@@ -23,9 +26,13 @@ class Forms(torch.nn.Module):
             return h, h.sum(0)
         h, ys = scan(layer, x, self.W, reverse=True)
 
-        def mix(h, v):
-            return torch.sigmoid(h @ v), ()
-        h, _ = scan(mix, h, self.V, dim=1)
+        def inner(c, b):
+            return c * torch.cos(b) + torch.sin(b), ()
+
+        def mix(h, vb):
+            v, b = vb
+            return torch.sigmoid(scan(inner, h, b)[0] @ v), ()
+        h, _ = scan(mix, h, (self.V, self.B), dim=1)
         return ((h - target) ** 2).mean() + ys.square().mean()
 
 
@@ -52,3 +59,4 @@ class DropoutRows(torch.nn.Module):
 
 def dropout_rows(dropout=0.5):
     return DropoutRows(dropout), (torch.ones(64),)
+
