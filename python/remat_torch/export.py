@@ -322,7 +322,6 @@ def _emit_scan(e, state, map_node, combine, init, xs, additional, **kw):
                 continue
             if b.op == "get_attr":
                 env[b] = _attribute(e, combine, b)
-                e.segment = None
                 continue
             if b.op != "call_function":
                 raise ExportError(f"unsupported graph node {b.op} {b.target} in a scan's "
