@@ -1869,25 +1869,15 @@ def ops():
         aten.flip.default: lambda e, a, dims: e.flip(a, dims),
     }
     # A scan's combine graph is functionalized with views as copies
-    # (`t_copy`, `view_copy`, ...); values are immutable, so a view and its
-    # copy map alike.
+    # (`t_copy`, `view_copy`, ...: ATen's `<view>_copy` for each view);
+    # values are immutable, so a view and its copy map alike.
     for op, fn in list(table.items()):
         packet = getattr(op, "overloadpacket", None)
         copy = getattr(aten, f"{packet.__name__}_copy", None) if packet else None
         overload = getattr(copy, op._overloadname, None) if copy else None
-        if overload is not None and op in VIEW_COPIES(aten):
-            table[overload] = fn
+        if overload is not None:
+            table.setdefault(overload, fn)
     return table
-
-
-def VIEW_COPIES(aten):
-    """The views whose `_copy` forms a scan's combine graph may hold."""
-    return {aten.t.default, aten.transpose.int, aten.permute.default, aten.view.default,
-            aten._unsafe_view.default, aten.expand.default, aten.alias.default,
-            aten.detach.default, aten.squeeze.dim, aten.squeeze.dims,
-            aten.squeeze.default, aten.unsqueeze.default, aten.slice.Tensor,
-            aten.select.int, aten.split.Tensor, aten.split_with_sizes.default,
-            aten.as_strided.default}
 
 
 def _swap(rank, d0, d1):
