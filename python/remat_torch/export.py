@@ -151,6 +151,34 @@ def VIEW_OPS(torch):
             aten.squeeze.dims, aten.squeeze.default, aten.unsqueeze.default)
 
 
+def _view_copies(torch):
+    """VIEW_OPS and their ATen `_copy` forms, which a scan's functionalized
+    combine graph holds instead."""
+    views = set(VIEW_OPS(torch))
+    for op in VIEW_OPS(torch):
+        copy = getattr(torch.ops.aten, f"{op.overloadpacket.__name__}_copy", None)
+        overload = getattr(copy, op._overloadname, None) if copy else None
+        if overload is not None:
+            views.add(overload)
+    return views
+
+
+class _SlotView:
+    """A scan's stacked output that is a view of its xs slice (AOTAutograd
+    stacks each iteration's transposed weight for the backward): not
+    stacked, as a forward view is not saved outside loops; a scan that
+    reads a slot of it rebuilds the view from that slot of the xs."""
+
+    def __init__(self, source, chain, shape):
+        self.source, self.chain, self.shape = source, chain, tuple(shape)
+
+    def read(self, e, map_node, at):
+        env = {self.chain[0].args[0]: e.read_slot(self.source, at)}
+        for b in self.chain:
+            env[b] = map_node(b, env.__getitem__)
+        return env[self.chain[-1]]
+
+
 def _dtype_of(node):
     """The element type PyTorch recorded for a node's (tensor) result."""
     val = node.meta.get("val")
@@ -261,7 +289,7 @@ def _emit_scan(e, state, map_node, combine, init, xs, additional, **kw):
     for what, values in (("init", init), ("xs", xs), ("additional input", additional)):
         for v in values:
             v = v.value if isinstance(v, E.Reversed) else v
-            if not isinstance(v, E.Value):
+            if not isinstance(v, E.Value) and not (what == "xs" and isinstance(v, _SlotView)):
                 raise E.UnsupportedOp(f"a scan {what} that is not a tensor ({v!r})")
         if what != "xs" and any(isinstance(v, E.Reversed) for v in values):
             raise E.UnsupportedOp(f"a reversed scan {what}")
@@ -287,6 +315,25 @@ def _emit_scan(e, state, map_node, combine, init, xs, additional, **kw):
     read = sorted({u.args[1] for u in node.users
                    if u in live and u.target is operator.getitem})
     stacked = [k - len(init) for k in read if k >= len(init)]
+    # A stacked view of an xs slice that only scans read, through flips
+    # folded into their slot index, is rebuilt there instead.
+    xs_placeholders = placeholders[len(init):len(init) + len(xs)]
+    views = _view_copies(torch)
+    slot_views = {}
+    for j in stacked:
+        chain, b = [], ys[j]
+        while isinstance(b, torch.fx.Node) and b.op == "call_function" and \
+                b.target in views:
+            chain.append(b)
+            b = b.args[0]
+        readers = [u for g in node.users if g in live and g.args[1] == len(init) + j
+                   for u in g.users if u in live]
+        if chain and b in xs_placeholders and \
+                isinstance(xs[xs_placeholders.index(b)], E.Value) and \
+                readers and all(u in state["folded"] for u in readers):
+            slot_views[j] = _SlotView(xs[xs_placeholders.index(b)], chain[::-1],
+                                      node.meta["val"][len(init) + j].shape)
+    stacked = [j for j in stacked if j not in slot_views]
     body_live = _live_nodes(outputs[:len(init)] + [ys[j] for j in stacked])
     vals = node.meta["val"]
 
@@ -312,11 +359,12 @@ def _emit_scan(e, state, map_node, combine, init, xs, additional, **kw):
             e.emit(f"  {rev} = arith.subi {last}, {iv}{e.ATTRS} : index", rev)
         env = dict(zip(placeholders, carries))
         for p, x in zip(placeholders[len(init):], xs):
-            env[p] = e.read_slot(x.value, rev) if isinstance(x, E.Reversed) \
-                else e.read_slot(x, iv)
+            source, at = (x.value, rev) if isinstance(x, E.Reversed) else (x, iv)
+            env[p] = source.read(e, map_node, at) if isinstance(source, _SlotView) \
+                else e.read_slot(source, at)
         env.update(zip(placeholders[len(init) + len(xs):], additional))
         folded, unflipped, reversed_inner = _scan_flips(graph)
-        state.update(live=body_live, reversed=reversed_inner)
+        state.update(live=body_live, reversed=reversed_inner, folded=folded)
         for b in graph.nodes:
             if b.op in ("placeholder", "output") or b not in body_live:
                 continue
@@ -373,6 +421,8 @@ def _emit_scan(e, state, map_node, combine, init, xs, additional, **kw):
     out = results[:len(init)] + [None] * (len(outputs) - len(init))
     for j, r in zip(stacked, results[len(init):]):
         out[len(init) + j] = r
+    for j, view in slot_views.items():
+        out[len(init) + j] = view
     return out
 
 
@@ -517,7 +567,7 @@ def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
     save = (CheckpointPolicy.MUST_SAVE, CheckpointPolicy.PREFER_SAVE)
     scan_op = torch.ops.higher_order.scan
     folded, unflipped, reversed_ys = _scan_flips(joint.graph)
-    scan_state = {"live": live, "reversed": reversed_ys}
+    scan_state = {"live": live, "reversed": reversed_ys, "folded": folded}
     for node in joint.graph.nodes:
         if node.op == "placeholder":
             continue
