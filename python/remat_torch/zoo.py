@@ -5,8 +5,10 @@ A factory returns `(model, inputs)`: `model(*inputs)` is the scalar training
 loss, `model.named_parameters()` the trained parameters. Every factory takes
 `dropout` (the probability; 0 for comparisons with PyTorch's eager gradients,
 whose CPU generator is not Philox) and `checkpoint` (False runs the same model
-without any torch.utils.checkpoint call, for bench/peers). Inputs are drawn
-from a fixed seed, so an export is reproducible.
+without any torch.utils.checkpoint call, for bench/peers), except the scanned
+models (SCANNED), which have no checkpoint region: torch 2.15 cannot trace a
+scan inside one. Inputs are drawn from a fixed seed, so an export is
+reproducible.
 """
 
 import functools
