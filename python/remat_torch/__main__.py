@@ -69,10 +69,12 @@ def _reference64(model, inputs, out_names, samples=4):
     `samples` float64 runs in which every op's result is multiplied by
     1 + d, d uniform in [-2^-24, 2^-24] (Monte Carlo arithmetic at float32's
     unit roundoff). None when the model cannot be copied or run in
-    float64."""
+    float64, or not under the perturbing dispatch mode (torch's scan traces
+    its combine function under it and fails)."""
     import copy
     import numpy as np
     import torch
+    from torch._subclasses.fake_tensor import FakeTensor
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_map
 
@@ -92,8 +94,10 @@ def _reference64(model, inputs, out_names, samples=4):
                 return out
 
             def perturb(t):
+                # A fake tensor is the tracing of a scan's combine function,
+                # not a value: its ops are perturbed when the scan runs them.
                 if not isinstance(t, torch.Tensor) or t.dtype != torch.float64 \
-                        or t.numel() == 0:
+                        or t.numel() == 0 or isinstance(t, FakeTensor):
                     return t
                 d = torch.rand(t.shape, dtype=t.dtype, generator=self.generator)
                 return t * (1 + unit_roundoff * (2 * d - 1))
@@ -122,7 +126,7 @@ def _reference64(model, inputs, out_names, samples=4):
             noise = [max(n, float(np.max(np.abs(r - ref)))) if ref.size else 0.0
                      for n, r, ref in zip(noise, rounded, refs)]
         return refs, noise
-    except (RuntimeError, TypeError, AttributeError, copy.Error) as err:
+    except (RuntimeError, TypeError, AttributeError, AssertionError, copy.Error) as err:
         print(f"remat-torch-export: no float64 reference: {err}", file=sys.stderr)
         return None
 

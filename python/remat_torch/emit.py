@@ -117,6 +117,9 @@ class Emitter:
         self.random_ops = 0
         self.result_dtype = None  # the element type of the node being mapped
         self.node = None  # the FX node being mapped, when the caller sets it
+        # Loop bodies being emitted, innermost last: their ops go there, not
+        # into the function body.
+        self.regions = []
 
     def fresh(self, hint="v"):
         self.counter += 1
@@ -126,8 +129,9 @@ class Emitter:
         """`attrs`: the op's own attributes ("strides = ..."), which go into
         the same dictionary as the segment marks."""
         seg = None if self.in_backward else self.segment
-        (self.backward if self.in_backward else self.forward).append(
-            [text, result, seg, list(attrs or [])])
+        target = self.regions[-1] if self.regions else \
+            self.backward if self.in_backward else self.forward
+        target.append([text, result, seg, list(attrs or [])])
 
     def render_line(self, line):
         text, result, seg, attrs = line
@@ -528,6 +532,47 @@ class Emitter:
         self.emit(f"  {out.name} = tensor.concat dim({dim}) "
                   f"{', '.join(v.name for v in values)}{self.ATTRS} : "
                   f"({', '.join(v.type for v in values)}) -> {out.type}", out.name)
+        return out
+
+    def flip(self, a, dims):
+        """`a` with the order of its elements reversed along `dims` (a
+        copy, read through a reversed indexing map)."""
+        dims = {d % len(a.shape) for d in dims}
+        if not dims:
+            return a
+        rank = len(a.shape)
+        source = ", ".join(f"{a.shape[i] - 1} - d{i}" if i in dims else f"d{i}"
+                           for i in range(rank))
+        identity = ", ".join(f"d{i}" for i in range(rank))
+        return self.generic([a], [source, identity], a.shape, ["parallel"] * rank,
+                            "", yields="{0}", dtype=a.dtype)
+
+    def index_constant(self, value):
+        c = self.fresh("c")
+        self.emit(f"  {c} = arith.constant{self.ATTRS} {int(value)} : index", c)
+        return c
+
+    def _slot(self, stack_shape, at):
+        rank = len(stack_shape)
+        offsets = ", ".join([at] + ["0"] * (rank - 1))
+        sizes = ", ".join(["1"] + [str(d) for d in stack_shape[1:]])
+        return f"[{offsets}] [{sizes}] [{', '.join(['1'] * rank)}]"
+
+    def read_slot(self, stack, at):
+        """Slot `at` (an index value's name) of `stack` along dimension 0,
+        that dimension dropped."""
+        out = self.new(stack.shape[1:], stack.dtype, "slot")
+        self.emit(f"  {out.name} = tensor.extract_slice {stack.name}"
+                  f"{self._slot(stack.shape, at)}{self.ATTRS} : {stack.type} to "
+                  f"{out.type}", out.name)
+        return out
+
+    def write_slot(self, value, stack, at):
+        """`stack` with slot `at` along dimension 0 replaced by `value`."""
+        out = self.new(stack.shape, stack.dtype, "stack")
+        self.emit(f"  {out.name} = tensor.insert_slice {value.name} into {stack.name}"
+                  f"{self._slot(stack.shape, at)}{self.ATTRS} : {value.type} into "
+                  f"{stack.type}", out.name)
         return out
 
     def rng_uniform(self, shape):
@@ -982,6 +1027,14 @@ class NotMapped:
 
 class NotExported(UnsupportedOp):
     """A live node reads a NotMapped result."""
+
+
+class Reversed:
+    """A tensor a scan reads in reverse along dimension 0: an `aten.flip`
+    whose only readers are scans, folded into their slot index."""
+
+    def __init__(self, value):
+        self.value = value
 
 
 def _getitem(e, t, i):
@@ -1676,7 +1729,7 @@ def ops():
     import torch
     aten = torch.ops.aten
     identity = lambda e, a, *args, **kw: a  # noqa: E731
-    return {
+    table = {
         # views and copies: values are immutable, so these are renames
         aten.detach.default: identity, aten.alias.default: identity,
         aten.clone.default: identity, aten.lift_fresh_copy.default: identity,
@@ -1813,7 +1866,18 @@ def ops():
         aten._native_batch_norm_legit_functional.default: _batch_norm_functional,
         aten._native_batch_norm_legit.no_stats: _batch_norm_no_stats,
         operator.getitem: _getitem,
+        aten.flip.default: lambda e, a, dims: e.flip(a, dims),
     }
+    # A scan's combine graph is functionalized with views as copies
+    # (`t_copy`, `view_copy`, ...: ATen's `<view>_copy` for each view);
+    # values are immutable, so a view and its copy map alike.
+    for op, fn in list(table.items()):
+        packet = getattr(op, "overloadpacket", None)
+        copy = getattr(aten, f"{packet.__name__}_copy", None) if packet else None
+        overload = getattr(copy, op._overloadname, None) if copy else None
+        if overload is not None:
+            table.setdefault(overload, fn)
+    return table
 
 
 def _swap(rank, d0, d1):

@@ -13,6 +13,7 @@ node is forward or backward; backward nodes go into `remat.backward`.
 """
 
 import inspect
+import operator
 import os
 import re
 import traceback
@@ -100,9 +101,14 @@ def trace_joint(model, inputs):
         captured["num_fwd_outputs"] = kw["num_fwd_outputs"]
         return default_partition(gm, joint_inputs, **kw)
 
+    # detach stays an op (the exporter maps it as the identity): decomposed,
+    # it is an alias, and a scan's forward combine graph that returns one as
+    # an activation for the backward fails torch's own check that a scan
+    # body aliases none of its inputs.
+    decompositions = {op: fn for op, fn in core_aten_decompositions().items()
+                      if op is not torch.ops.aten.detach.default}
     aot = aot_autograd(fw_compiler=lambda gm, ex: gm, bw_compiler=lambda gm, ex: gm,
-                       partition_fn=partition,
-                       decompositions=core_aten_decompositions())
+                       partition_fn=partition, decompositions=decompositions)
 
     def backend(gm, example_inputs):
         captured["inputs"] = list(example_inputs)
@@ -145,6 +151,34 @@ def VIEW_OPS(torch):
             aten.squeeze.dims, aten.squeeze.default, aten.unsqueeze.default)
 
 
+def _view_copies(torch):
+    """VIEW_OPS and their ATen `_copy` forms, which a scan's functionalized
+    combine graph holds instead."""
+    views = set(VIEW_OPS(torch))
+    for op in VIEW_OPS(torch):
+        copy = getattr(torch.ops.aten, f"{op.overloadpacket.__name__}_copy", None)
+        overload = getattr(copy, op._overloadname, None) if copy else None
+        if overload is not None:
+            views.add(overload)
+    return views
+
+
+class _SlotView:
+    """A scan's stacked output that is a view of its xs slice (AOTAutograd
+    stacks each iteration's transposed weight for the backward): not
+    stacked, as a forward view is not saved outside loops; a scan that
+    reads a slot of it rebuilds the view from that slot of the xs."""
+
+    def __init__(self, source, chain, shape):
+        self.source, self.chain, self.shape = source, chain, tuple(shape)
+
+    def read(self, e, map_node, at):
+        env = {self.chain[0].args[0]: e.read_slot(self.source, at)}
+        for b in self.chain:
+            env[b] = map_node(b, env.__getitem__)
+        return env[self.chain[-1]]
+
+
 def _dtype_of(node):
     """The element type PyTorch recorded for a node's (tensor) result."""
     val = node.meta.get("val")
@@ -173,6 +207,38 @@ def _live_nodes(roots):
     return live
 
 
+def _scan_flips(graph):
+    """AOTAutograd runs a scan's backward as a scan over the forward's
+    stacks flipped along dimension 0 (`aten.flip`) and flips its stacked
+    results back. The flips are folded into the scans' slot indices, so the
+    backward loop reads slot n - 1 - i of the forward's stacks, as
+    docs/Loops.md states the contract, and no reversed copy is made.
+    Returns (flip -> its source, for a flip that only scans read as xs;
+    flip -> the scan output it reverses, for a flip that is that output's
+    only reader; the (scan, output index) pairs written in reverse)."""
+    import torch
+    scan, flip = torch.ops.higher_order.scan, torch.ops.aten.flip.default
+    folded, unflipped, reversed_ys = {}, {}, set()
+    for n in graph.nodes:
+        if n.op != "call_function" or n.target is not flip:
+            continue
+        src, dims = n.args[0], n.args[1]
+        rank = n.meta["val"].dim()
+        if rank == 0 or sorted({d % rank for d in dims}) != [0]:
+            continue
+        users = list(n.users)
+        if users and all(u.op == "call_function" and u.target is scan and
+                         n in u.args[2] and n not in u.args[1] and n not in u.args[3]
+                         for u in users):
+            folded[n] = src
+        elif isinstance(src, torch.fx.Node) and src.target is operator.getitem and \
+                src.args[0].op == "call_function" and src.args[0].target is scan and \
+                src.args[1] >= len(src.args[0].args[1]) and len(src.users) == 1:
+            unflipped[n] = src
+            reversed_ys.add((src.args[0], src.args[1]))
+    return folded, unflipped, reversed_ys
+
+
 def _constant(e, joint, node):
     """A tensor the graph holds as an attribute (a torch.tensor([...])
     literal in the model) as a dense constant."""
@@ -189,6 +255,175 @@ def _constant(e, joint, node):
     e.segment = None
     return e.constant(value.tolist(), dtype) if value.dim() else \
         e.splat(value.item(), [], dtype)
+
+
+def _attribute(e, module, node):
+    """A get_attr node: a scan's combine graph (a GraphModule), else a
+    tensor literal as a constant."""
+    import functools
+    import torch
+    value = functools.reduce(getattr, node.target.split("."), module)
+    if isinstance(value, torch.nn.Module):
+        return value
+    return _constant(e, module, node)
+
+
+def _emit_scan(e, state, map_node, combine, init, xs, additional, **kw):
+    """torch.ops.higher_order.scan as an `scf.for` over the length n of its
+    xs (docs/Loops.md): its carries are iter_args, each xs is read at slot i
+    (`tensor.extract_slice`), each stacked output written at slot i
+    (`tensor.insert_slice`) of a tensor the loop carries, its additional
+    inputs are captured, and the combine graph's nodes are mapped one by one
+    as the loop body. A flipped xs or output (the backward's scan) is read
+    or written at slot n - 1 - i. Returns the scan's outputs: the final
+    carries, then the stacks (None for one no live node reads)."""
+    import torch
+    node = e.node
+    if kw.get("mutated_arg_indices"):
+        raise E.UnsupportedOp("a scan whose combine function mutates its inputs")
+    if set(kw) - {"mutated_arg_indices"}:
+        raise E.UnsupportedOp(f"a scan with arguments {sorted(kw)}")
+    if not isinstance(combine, torch.fx.GraphModule):
+        raise E.UnsupportedOp("a scan whose combine function is not a graph")
+    init, xs, additional = list(init), list(xs), list(additional)
+    for what, values in (("init", init), ("xs", xs), ("additional input", additional)):
+        for v in values:
+            v = v.value if isinstance(v, E.Reversed) else v
+            if not isinstance(v, E.Value) and not (what == "xs" and isinstance(v, _SlotView)):
+                raise E.UnsupportedOp(f"a scan {what} that is not a tensor ({v!r})")
+        if what != "xs" and any(isinstance(v, E.Reversed) for v in values):
+            raise E.UnsupportedOp(f"a reversed scan {what}")
+    if not xs:
+        raise E.UnsupportedOp("a scan without xs (its length is that of its xs)")
+    sources = [x.value if isinstance(x, E.Reversed) else x for x in xs]
+    lengths = {len(x.shape) and x.shape[0] for x in sources}
+    if len(lengths) != 1 or 0 in lengths:
+        raise E.UnsupportedOp(f"a scan over xs of lengths {sorted(lengths)} (all xs need "
+                              "one nonzero length along dimension 0)")
+    n = lengths.pop()
+    graph = combine.graph
+    placeholders = [b for b in graph.nodes if b.op == "placeholder"]
+    if len(placeholders) != len(init) + len(xs) + len(additional):
+        raise E.UnsupportedOp(f"a combine graph of {len(placeholders)} inputs for "
+                              f"{len(init)} carries, {len(xs)} xs and {len(additional)} "
+                              "additional inputs")
+    outputs = list(next(b for b in graph.nodes if b.op == "output").args[0])
+    ys = outputs[len(init):]
+    # The stacked outputs live nodes read, and the combine graph's nodes
+    # they and the carries need.
+    live = state["live"]
+    read = sorted({u.args[1] for u in node.users
+                   if u in live and u.target is operator.getitem})
+    stacked = [k - len(init) for k in read if k >= len(init)]
+    # A stacked view of an xs slice that only scans read, through flips
+    # folded into their slot index, is rebuilt there instead.
+    xs_placeholders = placeholders[len(init):len(init) + len(xs)]
+    views = _view_copies(torch)
+    slot_views = {}
+    for j in stacked:
+        chain, b = [], ys[j]
+        while isinstance(b, torch.fx.Node) and b.op == "call_function" and \
+                b.target in views:
+            chain.append(b)
+            b = b.args[0]
+        readers = [u for g in node.users if g in live and g.args[1] == len(init) + j
+                   for u in g.users if u in live]
+        if chain and b in xs_placeholders and \
+                isinstance(xs[xs_placeholders.index(b)], E.Value) and \
+                readers and all(u in state["folded"] for u in readers):
+            slot_views[j] = _SlotView(xs[xs_placeholders.index(b)], chain[::-1],
+                                      node.meta["val"][len(init) + j].shape)
+    stacked = [j for j in stacked if j not in slot_views]
+    body_live = _live_nodes(outputs[:len(init)] + [ys[j] for j in stacked])
+    vals = node.meta["val"]
+
+    c0, c1, cn = e.index_constant(0), e.index_constant(1), e.index_constant(n)
+    reverse_ys = {j for j in stacked if (node, len(init) + j) in state["reversed"]}
+    last = e.index_constant(n - 1) \
+        if reverse_ys or any(isinstance(x, E.Reversed) for x in xs) else None
+    stack_inits = []
+    for j in stacked:
+        val = vals[len(init) + j]
+        stack_inits.append(e.empty(tuple(val.shape), E.mlir_dtype(val.dtype)))
+    iv = e.fresh("i")
+    carries = [E.Value(e.fresh("carry"), v.shape, v.dtype) for v in init]
+    stacks = [E.Value(e.fresh("stack"), v.shape, v.dtype) for v in stack_inits]
+
+    saved = e.in_backward, e.segment, dict(state)
+    e.regions.append([])
+    e.segment = None  # marks go on the loop, never on an op in its body
+    try:
+        rev = None
+        if last is not None:
+            rev = e.fresh("rev")
+            e.emit(f"  {rev} = arith.subi {last}, {iv}{e.ATTRS} : index", rev)
+        env = dict(zip(placeholders, carries))
+        for p, x in zip(placeholders[len(init):], xs):
+            source, at = (x.value, rev) if isinstance(x, E.Reversed) else (x, iv)
+            env[p] = source.read(e, map_node, at) if isinstance(source, _SlotView) \
+                else e.read_slot(source, at)
+        env.update(zip(placeholders[len(init) + len(xs):], additional))
+        folded, unflipped, reversed_inner = _scan_flips(graph)
+        state.update(live=body_live, reversed=reversed_inner, folded=folded)
+        for b in graph.nodes:
+            if b.op in ("placeholder", "output") or b not in body_live:
+                continue
+            if b.op == "get_attr":
+                env[b] = _attribute(e, combine, b)
+                continue
+            if b.op != "call_function":
+                raise ExportError(f"unsupported graph node {b.op} {b.target} in a scan's "
+                                  f"combine graph, at {model_line(b)}")
+            if b in folded:
+                env[b] = E.Reversed(env[folded[b]])
+            elif b in unflipped:
+                env[b] = env[unflipped[b]]
+            else:
+                try:
+                    env[b] = map_node(b, env.__getitem__)
+                except ExportError as err:
+                    # The combine graph's nodes record the scan's source
+                    # line, not the combine function's.
+                    raise ExportError(f"{err} (in the combine function of the scan, "
+                                      f"node {node.name})") from None
+        new_carries = [env[o] for o in outputs[:len(init)]]
+        for i, (old, new) in enumerate(zip(init, new_carries)):
+            if not isinstance(new, E.Value) or new.type != old.type:
+                what = new.type if isinstance(new, E.Value) else repr(new)
+                raise E.UnsupportedOp(f"a scan whose carry #{i} changes from {old.type} "
+                                      f"to {what}")
+        written = []
+        for j, stack in zip(stacked, stacks):
+            y = env[ys[j]]
+            if not isinstance(y, E.Value):
+                raise E.UnsupportedOp(f"a scan output #{len(init) + j} that is not a "
+                                      f"tensor ({y!r})")
+            written.append(e.write_slot(y, stack, rev if j in reverse_ys else iv))
+        yielded = new_carries + written
+        if yielded:
+            e.emit(f"  scf.yield {', '.join(v.name for v in yielded)} : "
+                   f"{', '.join(v.type for v in yielded)}")
+    finally:
+        body = e.regions.pop()
+        e.in_backward, e.segment = saved[0], saved[1]
+        state.clear()
+        state.update(saved[2])
+
+    results = [E.Value(e.fresh("scan"), v.shape, v.dtype) for v in carries + stacks]
+    if not results:
+        raise E.UnsupportedOp("a scan none of whose results is used")
+    text = "\n".join("  " + e.render_line(line).replace("\n", "\n  ") for line in body)
+    args = ", ".join(f"{a.name} = {v.name}" for a, v in
+                     zip(carries + stacks, list(init) + stack_inits))
+    e.emit(f"  {', '.join(r.name for r in results)} = scf.for {iv} = {c0} to {cn} "
+           f"step {c1} iter_args({args}) -> ({', '.join(r.type for r in results)}) {{\n"
+           f"{text}\n  }}{e.ATTRS}", results[0].name)
+    out = results[:len(init)] + [None] * (len(outputs) - len(init))
+    for j, r in zip(stacked, results[len(init):]):
+        out[len(init) + j] = r
+    for j, view in slot_views.items():
+        out[len(init) + j] = view
+    return out
 
 
 def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
@@ -290,38 +525,24 @@ def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
             env[n] = v
         return v
 
-    seg_ids = {}
-    save = (CheckpointPolicy.MUST_SAVE, CheckpointPolicy.PREFER_SAVE)
-    for node in joint.graph.nodes:
-        if node.op == "placeholder":
-            continue
-        if node.op == "output":
-            continue
-        if node not in live:
-            continue  # feeds only a result the step does not return
-        if node.op == "get_attr":
-            env[node] = _constant(e, joint, node)
-            continue
-        if node.op != "call_function":
-            raise ExportError(f"unsupported graph node {node.op} {node.target} at "
-                              f"{model_line(node)}")
-        fn = table.get(node.target)
+    def map_node(node, lookup):
+        """Maps one call_function node (of the joint graph or of a scan's
+        combine graph) with its arguments read through `lookup`."""
+        if node.target is scan_op:
+            fn = emit_scan
+        else:
+            fn = table.get(node.target)
         if fn is None:
             raise ExportError(f"unsupported ATen op {node.target} (node {node.name}) at "
                               f"{model_line(node)}")
-        e.in_backward = node.meta.get("partitioner_tag") == "is_backward"
-        policy = node.meta.get("recompute")
-        e.segment = None if e.in_backward else segment_of(node)
-        if not e.in_backward and node.target in views:
-            pending.add(node)
-            continue
-        lookup = backward_view if e.in_backward else forward_view
         a = torch.fx.node.map_arg(node.args, lookup)
         k = torch.fx.node.map_arg(node.kwargs, lookup)
         try:
             e.result_dtype = _dtype_of(node)
             e.node = node
             result = fn(e, *a, **k)
+        except ExportError:
+            raise
         except E.UnsupportedOp as err:
             raise ExportError(f"unsupported form of ATen op {node.target} (node {node.name}):"
                               f" {err}, at {model_line(node)}") from None
@@ -333,13 +554,50 @@ def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
         if isinstance(result, E.Value) and shape is not None and result.shape != shape:
             raise ExportError(f"internal: {node.target} (node {node.name}) gave shape "
                               f"{result.shape}, torch says {shape}")
-        if isinstance(result, E.Value) and e.result_dtype and \
-                result.dtype != e.result_dtype:
+        dtype = _dtype_of(node)
+        if isinstance(result, E.Value) and dtype and result.dtype != dtype:
             raise ExportError(f"internal: {node.target} (node {node.name}) gave element "
-                              f"type {result.dtype}, torch says {e.result_dtype}")
+                              f"type {result.dtype}, torch says {dtype}")
+        return result
+
+    def emit_scan(e, combine, init, xs, additional, **kw):
+        return _emit_scan(e, scan_state, map_node, combine, init, xs, additional, **kw)
+
+    seg_ids = {}
+    save = (CheckpointPolicy.MUST_SAVE, CheckpointPolicy.PREFER_SAVE)
+    scan_op = torch.ops.higher_order.scan
+    folded, unflipped, reversed_ys = _scan_flips(joint.graph)
+    scan_state = {"live": live, "reversed": reversed_ys, "folded": folded}
+    for node in joint.graph.nodes:
+        if node.op == "placeholder":
+            continue
+        if node.op == "output":
+            continue
+        if node not in live:
+            continue  # feeds only a result the step does not return
+        if node.op == "get_attr":
+            env[node] = _attribute(e, joint, node)
+            continue
+        if node.op != "call_function":
+            raise ExportError(f"unsupported graph node {node.op} {node.target} at "
+                              f"{model_line(node)}")
+        e.in_backward = node.meta.get("partitioner_tag") == "is_backward"
+        policy = node.meta.get("recompute")
+        e.segment = None if e.in_backward else segment_of(node)
+        if not e.in_backward and node.target in views:
+            pending.add(node)
+            continue
+        lookup = backward_view if e.in_backward else forward_view
+        if node in folded:
+            env[node] = E.Reversed(lookup(folded[node]))
+            continue
+        if node in unflipped:
+            env[node] = lookup(unflipped[node])
+            continue
+        result = map_node(node, lookup)
         env[node] = result
         if e.segment is not None and policy in save and node.target is not \
-                __import__("operator").getitem:
+                operator.getitem:
             for r in (result if isinstance(result, (list, tuple)) else [result]):
                 if isinstance(r, E.Value):
                     e.saved_names.add(r.name)

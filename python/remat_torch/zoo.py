@@ -5,8 +5,10 @@ A factory returns `(model, inputs)`: `model(*inputs)` is the scalar training
 loss, `model.named_parameters()` the trained parameters. Every factory takes
 `dropout` (the probability; 0 for comparisons with PyTorch's eager gradients,
 whose CPU generator is not Philox) and `checkpoint` (False runs the same model
-without any torch.utils.checkpoint call, for bench/peers). Inputs are drawn
-from a fixed seed, so an export is reproducible.
+without any torch.utils.checkpoint call, for bench/peers), except the scanned
+models (SCANNED), which have no checkpoint region: torch 2.15 cannot trace a
+scan inside one. Inputs are drawn from a fixed seed, so an export is
+reproducible.
 """
 
 import functools
@@ -550,6 +552,99 @@ def gpt_neo(dropout=0.1, checkpoint=True):
                          hidden_size=32, num_layers=2, num_heads=2,
                          attention_types=[[["global", "local"], 1]],
                          max_position_embeddings=64, window_size=8)
+
+
+# -- Scanned models (torch's scan over stacked layer parameters) -----------------
+
+class ScanMLP(nn.Module):
+    """`layers` identical layers h <- dropout(tanh(h W[i] + b[i])) written as
+    one torch scan over the stacked W and b (the exporter's scf.for), then a
+    linear head."""
+
+    def __init__(self, layers, width, out, p):
+        super().__init__()
+        self.p = p
+        self.W = nn.Parameter(torch.randn(layers, width, width) / math.sqrt(width))
+        self.b = nn.Parameter(0.1 * torch.randn(layers, width))
+        self.head = nn.Linear(width, out)
+
+    def layer(self, h, wb):
+        w, b = wb
+        return F.dropout(torch.tanh(h @ w + b), self.p, self.training), ()
+
+    def forward(self, x, target):
+        from torch._higher_order_ops.scan import scan
+        h, _ = scan(self.layer, x, (self.W, self.b))
+        return mse(self.head(h), target)
+
+
+def scan_mlp(dropout=0.1, layers=64, batch=16, width=32, out=8):
+    torch.manual_seed(0)
+    model = ScanMLP(layers, width, out, dropout)
+    x = torch.randn(batch, width)
+    target = torch.randn(batch, out)
+    return model, (x, target)
+
+
+class ScanGPT(nn.Module):
+    """A stack of `layers` identical pre-norm GPT blocks (GPTBlock's layer:
+    causal attention with dropout on the probabilities and after the
+    projection, GELU (tanh) MLP) whose parameters are stacked along a
+    leading layer dimension and scanned over, then a final layer norm."""
+
+    NAMES = ("ln1_w", "ln1_b", "qkv_w", "qkv_b", "proj_w", "proj_b", "ln2_w", "ln2_b",
+             "fc_w", "fc_b", "out_w", "out_b")
+
+    def __init__(self, layers, seq, width, heads, p):
+        super().__init__()
+        self.heads, self.p = heads, p
+        c = width
+        shapes = {"ln1_w": (c,), "ln1_b": (c,), "qkv_w": (c, 3 * c), "qkv_b": (3 * c,),
+                  "proj_w": (c, c), "proj_b": (c,), "ln2_w": (c,), "ln2_b": (c,),
+                  "fc_w": (c, 4 * c), "fc_b": (4 * c,), "out_w": (4 * c, c),
+                  "out_b": (c,)}
+        for name in self.NAMES:
+            shape = (layers,) + shapes[name]
+            if name.endswith("_w") and name.startswith("ln"):
+                value = 1 + 0.1 * torch.randn(shape)
+            elif name.endswith("_w"):
+                value = torch.randn(shape) / math.sqrt(shape[1])
+            else:
+                value = 0.1 * torch.randn(shape)
+            setattr(self, name, nn.Parameter(value))
+        self.ln_f = nn.LayerNorm(width)
+        self.register_buffer("causal", torch.full((seq, seq), float("-inf")).triu(1))
+
+    def block(self, x, params):
+        p = dict(zip(self.NAMES, params))
+        b, t, c = x.shape
+        d = c // self.heads
+        q, k, v = (F.layer_norm(x, (c,), p["ln1_w"], p["ln1_b"]) @ p["qkv_w"]
+                   + p["qkv_b"]).split(c, dim=2)
+        q, k, v = (z.view(b, t, self.heads, d).transpose(1, 2) for z in (q, k, v))
+        scores = q @ k.transpose(-2, -1) * (1.0 / math.sqrt(d)) + self.causal
+        probs = F.dropout(F.softmax(scores, dim=-1), self.p, self.training)
+        y = (probs @ v).transpose(1, 2).reshape(b, t, c)
+        h = x + F.dropout(y @ p["proj_w"] + p["proj_b"], self.p, self.training)
+        z = F.gelu(F.layer_norm(h, (c,), p["ln2_w"], p["ln2_b"]) @ p["fc_w"] + p["fc_b"],
+                   approximate="tanh")
+        return h + F.dropout(z @ p["out_w"] + p["out_b"], self.p, self.training), ()
+
+    def forward(self, x, target):
+        from torch._higher_order_ops.scan import scan
+        h, _ = scan(self.block, x, tuple(getattr(self, n) for n in self.NAMES))
+        return mse(self.ln_f(h), target)
+
+
+def scan_gpt(dropout=0.1, layers=4, batch=2, seq=16, width=32, heads=4):
+    torch.manual_seed(0)
+    model = ScanGPT(layers, seq, width, heads, dropout)
+    x = torch.randn(batch, seq, width)
+    target = torch.randn(batch, seq, width)
+    return model, (x, target)
+
+
+SCANNED = {"scan_mlp": scan_mlp, "scan_gpt": scan_gpt}
 
 
 BREADTH = {"shufflenet_v2": shufflenet_v2, "squeezenet": squeezenet, "regnet_y": regnet_y,

@@ -2,7 +2,9 @@
 
 1. Dropout on: for every policy in POLICIES, the step after rematerialization
    gives loss and gradients bit-identical to remat's own run without
-   rematerialization (-remat-thread-rng only), on the same inputs.
+   rematerialization (-remat-thread-rng only), on the same inputs. A step
+   with loops (a torch scan) is also checked under LOOP_POLICIES
+   (-remat-checkpoint-loops, which must rewrite a loop), here and in 2.
 2. Dropout p=0: remat's loss and gradients (CPU codegen) without
    rematerialization and under EAGER_POLICIES match PyTorch eager's within
    1e-4 relative (max |remat - torch| over
@@ -55,6 +57,14 @@ POLICIES = {
     # Halfway between the smallest reachable and the unmarked peak.
     "budget": ["-remat-mark=policy=budget budget-between=0.5", "-remat-checkpoint"],
 }
+# A step with a loop (a torch scan) is also checked with the loop
+# checkpointed as a whole: its carries saved every k iterations, its blocks
+# recomputed in the backward. The remark says the loop was rewritten; a
+# step whose loop the pass leaves alone fails the check.
+LOOP_POLICIES = {
+    "checkpoint-loops": ["-remat-checkpoint-loops"],
+}
+LOOP_REWRITTEN = "saves its carries every"
 AFTER = ["-remat-verify", "-cse", "-canonicalize"]
 # Checked against PyTorch eager at dropout 0. Part 1 already proves every
 # policy bit-identical to the run without rematerialization; these show that
@@ -72,8 +82,19 @@ def export(out, *extra):
 
 
 def opt(out, src, passes):
-    subprocess.run([remat_opt, src, "-remat-thread-rng", *passes, "-o", out], check=True)
+    r = subprocess.run([remat_opt, src, "-remat-thread-rng", *passes, "-o", out],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        fail(f"remat-opt {' '.join(passes)} failed\n{r.stderr}")
+    if any(p in passes for p in LOOP_POLICIES["checkpoint-loops"]) and \
+            LOOP_REWRITTEN not in r.stderr:
+        fail(f"-remat-checkpoint-loops left the scan alone\n{r.stderr}")
     return out
+
+
+def has_loops(step):
+    with open(step) as f:
+        return "scf.for" in f.read()
 
 
 def run(step, inputs, outdir, outputs):
@@ -103,6 +124,9 @@ m = export(d)
 src = os.path.join(d, "step.mlir")
 base = run(opt(os.path.join(d, "base.mlir"), src, []), m["inputs"],
            os.path.join(d, "out-base"), m["outputs"])
+if has_loops(src):
+    POLICIES.update(LOOP_POLICIES)
+    EAGER_POLICIES += list(LOOP_POLICIES)
 for policy in POLICIES:
     passes = POLICIES[policy]
     variant = opt(os.path.join(d, f"{policy}.mlir"), src, passes + AFTER)
