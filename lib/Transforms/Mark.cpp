@@ -303,23 +303,16 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
         used.insert(SegmentPath(path.begin(), path.begin() + depth));
     }
     // The plan, for -remat-report.
-    Builder builder(function.getContext());
-    SmallVector<NamedAttribute> fields = {
-        builder.getNamedAttr(
-            "policy", builder.getStringAttr(stringifyMarkPolicy(policy))),
-        builder.getNamedAttr("segments",
-                             builder.getI64IntegerAttr(used.size()))};
+    std::optional<int64_t> peak, flops;
     if (cost) {
-      fields.push_back(builder.getNamedAttr(
-          "predicted_peak", builder.getI64IntegerAttr(cost->peakBytes)));
-      fields.push_back(builder.getNamedAttr(
-          "recompute_flops", builder.getI64IntegerAttr(cost->recomputeFlops)));
+      peak = cost->peakBytes;
+      flops = cost->recomputeFlops;
     }
-    if (plannedBudget)
-      fields.push_back(builder.getNamedAttr(
-          "budget", builder.getI64IntegerAttr(*plannedBudget)));
     function->setAttr(RematDialect::kPlanAttrName,
-                      builder.getDictionaryAttr(fields));
+                      PlanAttr::get(function.getContext(),
+                                    stringifyMarkPolicy(policy), used.size(),
+                                    peak, flops, plannedBudget,
+                                    /*lowerBound=*/std::nullopt));
     // On the location, not the op: an op's diagnostics print the whole
     // function after the message.
     InFlightDiagnostic remark = emitRemark(function.getLoc());

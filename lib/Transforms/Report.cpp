@@ -183,17 +183,18 @@ static llvm::json::Array reportSegments(const SegmentTable &segments,
 /// The plan -remat-mark chose for `function`, as it predicted it, if any.
 static std::optional<llvm::json::Object>
 reportMarkPlan(FunctionOpInterface function) {
-  auto plan =
-      function->getAttrOfType<DictionaryAttr>(RematDialect::kPlanAttrName);
+  auto plan = function->getAttrOfType<PlanAttr>(RematDialect::kPlanAttrName);
   if (!plan)
     return std::nullopt;
-  llvm::json::Object planObject;
-  for (NamedAttribute field : plan) {
-    if (auto text = dyn_cast<StringAttr>(field.getValue()))
-      planObject[field.getName().getValue()] = text.getValue().str();
-    else if (auto number = dyn_cast<IntegerAttr>(field.getValue()))
-      planObject[field.getName().getValue()] = number.getInt();
-  }
+  llvm::json::Object planObject{{"policy", plan.getPolicy().str()},
+                                {"segments", plan.getSegments()}};
+  for (auto [name, value] : {std::pair<StringRef, std::optional<int64_t>>{
+                                 "predicted_peak", plan.getPredictedPeak()},
+                             {"recompute_flops", plan.getRecomputeFlops()},
+                             {"budget", plan.getBudget()},
+                             {"lower_bound", plan.getLowerBound()}})
+    if (value)
+      planObject[name] = *value;
   return planObject;
 }
 

@@ -307,15 +307,29 @@ func.func @bad_id(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// expected-error @+1 {{'func.func' op 'remat.plan' must be a dictionary of a non-empty string 'policy', a non-negative i64 'segments', optionally both of 'predicted_peak' and 'recompute_flops', and optionally 'budget' and 'lower_bound', got {policy = "budget", predicted_peak = -1 : i64, recompute_flops = 0 : i64, segments = 0 : i64}}}
-func.func @bad_plan(%x: tensor<4xf32>) -> tensor<4xf32> attributes {remat.plan = {policy = "budget", predicted_peak = -1 : i64, recompute_flops = 0 : i64, segments = 0 : i64}} {
+// expected-error @+1 {{a plan's 'predictedPeak' is negative: -1}}
+func.func @bad_plan(%x: tensor<4xf32>) -> tensor<4xf32> attributes {remat.plan = #remat.plan<policy = "budget", segments = 0, predictedPeak = -1, recomputeFlops = 0>} {
   return %x : tensor<4xf32>
 }
 
 // -----
 
-// expected-error @+1 {{'func.func' op 'remat.plan' must be a dictionary}}
-func.func @half_prediction(%x: tensor<4xf32>) -> tensor<4xf32> attributes {remat.plan = {policy = "sqrt", predicted_peak = 16 : i64, segments = 1 : i64}} {
+// expected-error @+1 {{a plan has both 'predictedPeak' and 'recomputeFlops', or neither}}
+func.func @half_prediction(%x: tensor<4xf32>) -> tensor<4xf32> attributes {remat.plan = #remat.plan<policy = "sqrt", segments = 1, predictedPeak = 16>} {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{a plan's policy is not empty}}
+func.func @empty_policy(%x: tensor<4xf32>) -> tensor<4xf32> attributes {remat.plan = #remat.plan<policy = "", segments = 1>} {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'remat.plan' must be a #remat.plan<...>, got {policy = "sqrt", segments = 1 : i64}}}
+func.func @plan_dictionary(%x: tensor<4xf32>) -> tensor<4xf32> attributes {remat.plan = {policy = "sqrt", segments = 1 : i64}} {
   return %x : tensor<4xf32>
 }
 
@@ -323,7 +337,7 @@ func.func @half_prediction(%x: tensor<4xf32>) -> tensor<4xf32> attributes {remat
 
 func.func @plan_on_op(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'arith.addf' op 'remat.plan' belongs on a function}}
-  %y = arith.addf %x, %x {remat.plan = {policy = "sqrt", predicted_peak = 0 : i64, recompute_flops = 0 : i64, segments = 0 : i64}} : tensor<4xf32>
+  %y = arith.addf %x, %x {remat.plan = #remat.plan<policy = "sqrt", segments = 0>} : tensor<4xf32>
   return %y : tensor<4xf32>
 }
 

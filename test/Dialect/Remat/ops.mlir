@@ -76,7 +76,7 @@ func.func @half_precision(%seed: i64 {remat.rng_seed}, %off: i64) -> tensor<4xbf
 
 // Checks that a well-formed plan verifies and round-trips.
 // CHECK-LABEL: func.func @with_plan
-// CHECK-SAME: remat.plan = {budget = 64 : i64, lower_bound = 8 : i64, policy = "budget", predicted_peak = 64 : i64, recompute_flops = 8 : i64, segments = 1 : i64}
-func.func @with_plan(%x: tensor<4xf32>) -> tensor<4xf32> attributes {remat.plan = {budget = 64 : i64, lower_bound = 8 : i64, policy = "budget", predicted_peak = 64 : i64, recompute_flops = 8 : i64, segments = 1 : i64}} {
+// CHECK-SAME: remat.plan = #remat.plan<policy = "budget", segments = 1, predictedPeak = 64, recomputeFlops = 8, budget = 64, lowerBound = 8>
+func.func @with_plan(%x: tensor<4xf32>) -> tensor<4xf32> attributes {remat.plan = #remat.plan<policy = "budget", segments = 1, predictedPeak = 64, recomputeFlops = 8, budget = 64, lowerBound = 8>} {
   return %x : tensor<4xf32>
 }

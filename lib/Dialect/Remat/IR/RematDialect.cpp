@@ -12,18 +12,51 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace remat;
 
 #include "remat/Dialect/Remat/IR/RematOpsDialect.cpp.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "remat/Dialect/Remat/IR/RematAttrs.cpp.inc"
+
 void RematDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "remat/Dialect/Remat/IR/RematOps.cpp.inc"
       >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "remat/Dialect/Remat/IR/RematAttrs.cpp.inc"
+      >();
+}
+
+LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               StringRef policy, int64_t segments,
+                               std::optional<int64_t> predictedPeak,
+                               std::optional<int64_t> recomputeFlops,
+                               std::optional<int64_t> budget,
+                               std::optional<int64_t> lowerBound) {
+  if (policy.empty())
+    return emitError() << "a plan's policy is not empty";
+  // The prediction is both figures or neither (-remat-mark predict=false).
+  if (predictedPeak.has_value() != recomputeFlops.has_value())
+    return emitError() << "a plan has both 'predictedPeak' and "
+                          "'recomputeFlops', or neither";
+  for (auto [name, value] :
+       {std::pair<StringRef, std::optional<int64_t>>{"segments", segments},
+        {"predictedPeak", predictedPeak},
+        {"recomputeFlops", recomputeFlops},
+        {"budget", budget},
+        {"lowerBound", lowerBound}})
+    if (value && *value < 0)
+      return emitError() << "a plan's '" << name << "' is negative: " << *value;
+  return success();
 }
 
 /// Returns true if `attr` is a non-negative i64 integer attribute.
@@ -81,47 +114,14 @@ static LogicalResult verifySegmentAttr(Operation *op, Attribute value) {
   return success();
 }
 
-/// `remat.plan`: a dictionary on a function with a non-empty string
-/// `policy` and non-negative i64 `predicted_peak`, `recompute_flops` and
-/// `segments`, optionally `budget` and `lower_bound`, and nothing else.
+/// `remat.plan`: a PlanAttr (which verifies its own fields) on a function.
 static LogicalResult verifyPlanAttr(Operation *op, Attribute value) {
-  auto fail = [&]() {
-    return op->emitOpError()
-           << "'" << RematDialect::kPlanAttrName
-           << "' must be a dictionary of a non-empty string 'policy', a "
-              "non-negative i64 'segments', optionally both of "
-              "'predicted_peak' and 'recompute_flops', and optionally "
-              "'budget' and 'lower_bound', got "
-           << value;
-  };
   if (!isa<FunctionOpInterface>(op))
     return op->emitOpError()
            << "'" << RematDialect::kPlanAttrName << "' belongs on a function";
-  auto plan = dyn_cast<DictionaryAttr>(value);
-  if (!plan)
-    return fail();
-  auto policy = plan.getAs<StringAttr>("policy");
-  if (!policy || policy.getValue().empty())
-    return fail();
-  if (!isSegmentId(plan.get("segments")))
-    return fail();
-  // The prediction is both figures or neither (-remat-mark predict=false).
-  if (bool(plan.get("predicted_peak")) != bool(plan.get("recompute_flops")))
-    return fail();
-  for (StringRef field : {"predicted_peak", "recompute_flops"})
-    if (plan.get(field) && !isSegmentId(plan.get(field)))
-      return fail();
-  for (NamedAttribute entry : plan) {
-    StringRef field = entry.getName().getValue();
-    if (field == "budget" || field == "lower_bound") {
-      if (!isSegmentId(entry.getValue()))
-        return fail();
-    } else if (!llvm::is_contained(
-                   {"policy", "predicted_peak", "recompute_flops", "segments"},
-                   field)) {
-      return fail();
-    }
-  }
+  if (!isa<PlanAttr>(value))
+    return op->emitOpError() << "'" << RematDialect::kPlanAttrName
+                             << "' must be a #remat.plan<...>, got " << value;
   return success();
 }
 

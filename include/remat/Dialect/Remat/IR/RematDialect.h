@@ -7,10 +7,14 @@
 #ifndef REMAT_DIALECT_REMAT_IR_REMATDIALECT_H
 #define REMAT_DIALECT_REMAT_IR_REMATDIALECT_H
 
+#include "mlir/IR/Attributes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "remat/Dialect/Remat/IR/RematOpsDialect.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "remat/Dialect/Remat/IR/RematAttrs.h.inc"
 
 namespace remat {
 

@@ -53,16 +53,12 @@ def Remat_Dialect : Dialect {
     Written by `-remat-mark` (any policy but `annotations`) and printed by
     `-remat-report`:
 
-    * `remat.plan = {policy = "budget", predicted_peak = P : i64,
-      recompute_flops = F : i64, segments = N : i64, budget = B : i64,
-      lower_bound = L : i64}` on a function: the plan the pass chose, its
-      static peak in bytes and recompute FLOPs as measured after
-      `-remat-checkpoint`, and the number of segments; for
-      `policy = "budget"` also the budget and the proven lower bound on the
-      recompute FLOPs of any marking within it. Every field is a
-      non-negative i64 except `policy`, a non-empty string.
+    * `remat.plan = #remat.plan<policy = "budget", segments = N,
+      predictedPeak = P, recomputeFlops = F, budget = B>` on a function:
+      the plan the pass chose (`PlanAttr`).
   }];
 
+  let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
 

@@ -9,6 +9,7 @@
 #define REMAT_DIALECT_REMAT_IR_REMATOPS_TD
 
 include "remat/Dialect/Remat/IR/RematDialect.td"
+include "remat/Dialect/Remat/IR/RematAttrs.td"
 include "remat/Interfaces/CostOpInterface.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
