@@ -178,12 +178,15 @@ namespace {
 struct ScanRewriter {
   ScanPair &pair;
   int64_t k;
+  /// The `remat.id` of the forward loop over blocks, which the backward's
+  /// rerun loops name in `remat.rerun_of`.
+  int64_t id;
   OpBuilder b;
   Location loc;
   SmallVector<unsigned> carryNumbers, stackNumbers;
 
-  ScanRewriter(ScanPair &pair, int64_t k)
-      : pair(pair), k(k), b(pair.forward), loc(pair.forward.getLoc()) {
+  ScanRewriter(ScanPair &pair, int64_t k, int64_t id)
+      : pair(pair), k(k), id(id), b(pair.forward), loc(pair.forward.getLoc()) {
     for (auto [number, write] : llvm::enumerate(pair.stackWrites))
       (write ? stackNumbers : carryNumbers).push_back(number);
   }
@@ -287,6 +290,7 @@ struct ScanRewriter {
           llvm::append_range(yielded, checkpoints);
           scf::YieldOp::create(b, loc, yielded);
         });
+    outer->setAttr(RematDialect::kIdAttrName, b.getI64IntegerAttr(id));
     for (auto [position, number] : llvm::enumerate(carryNumbers))
       forward.getResult(number).replaceAllUsesWith(outer.getResult(position));
     return SmallVector<Value>(outer.getResults().drop_front(numCarries));
@@ -328,6 +332,8 @@ struct ScanRewriter {
                 llvm::append_range(next, written);
                 scf::YieldOp::create(b, loc, next);
               });
+          recompute->setAttr(RematDialect::kRerunOfAttrName,
+                             b.getI64IntegerAttr(id));
           ValueRange locals = recompute.getResults().drop_front(numCarries);
           Value first = arith::MulIOp::create(b, loc, reversed, cK);
           auto inner = scf::ForOp::create(
@@ -374,6 +380,11 @@ struct RematCheckpointLoopsPass
     if (!backwardOp)
       return;
     SmallVector<scf::ForOp> loops;
+    int64_t nextId = 0;
+    function->walk([&](Operation *op) {
+      if (auto id = op->getAttrOfType<IntegerAttr>(RematDialect::kIdAttrName))
+        nextId = std::max(nextId, id.getInt() + 1);
+    });
     for (Operation &op : function.getBody().front()) {
       if (&op == backwardOp.getOperation())
         break;
@@ -402,7 +413,7 @@ struct RematCheckpointLoopsPass
         continue;
       }
       int64_t stackBytes = 0, slotBytes = 0, carryBytes = 0;
-      ScanRewriter rewriter(pair, k);
+      ScanRewriter rewriter(pair, k, nextId++);
       for (unsigned number : rewriter.stackNumbers) {
         stackBytes += getBytes(loop.getResultTypes()[number]);
         slotBytes += getBytes(loop.getResultTypes()[number]) / pair.trips;

@@ -184,7 +184,9 @@ def RematCheckpointLoopsPass
     iterations writing their slots t into local stacks of k slots, then runs
     the k backward iterations reading slot k - 1 - t. The recomputed
     iterations are the forward's ops on the same values, so the results are
-    bit-identical. `every=0` (the default) takes k the largest divisor of n
+    bit-identical. The loop over blocks gets a new `remat.id = N` and the
+    backward's rerun loop `remat.rerun_of = N`, which -remat-report counts
+    as recompute FLOPs of that scan. `every=0` (the default) takes k the largest divisor of n
     not above sqrt(n); a k that does not divide n leaves the loop alone.
   }];
   let options = [
@@ -204,8 +206,8 @@ def RematVerifyPass : Pass<"remat-verify", "mlir::func::FuncOp"> {
   let description = [{
     The determinism check. Every op carrying `remat.clone_of = N` must have
     the same op name, attributes (other than remat's bookkeeping:
-    `remat.id`, `remat.clone_of`, `remat.segment`, `remat.policy`,
-    `remat.name`), result types, regions and equivalent operands as the
+    `remat.id`, `remat.clone_of`, `remat.rerun_of`, `remat.segment`,
+    `remat.policy`, `remat.name`), result types, regions and equivalent operands as the
     forward op with `remat.id = N`. An operand is equivalent when it is the
     same value, a `remat.barrier` result whose input is equivalent, the
     same-numbered result of a clone whose original defines the original
@@ -239,9 +241,15 @@ def RematReportPass : Pass<"remat-report", "mlir::ModuleOp"> {
     ops, the recomputed ops (clones whose original is in the segment) and the
     saved values defined by the segment (location and bytes), and in total:
     saved-activation bytes, saved-argument bytes, the static peak, forward
-    FLOPs and recompute FLOPs
-    (the FLOPs of the ops carrying `remat.clone_of`), through the cost model
-    (remat::CostOpInterface). The static peak is the step's memory plan
+    FLOPs and recompute FLOPs (the FLOPs of the ops carrying
+    `remat.clone_of` or `remat.rerun_of`, times the iterations of the
+    backward loops around them), through the cost model
+    (remat::CostOpInterface: an `scf.for` with constant bounds costs its
+    trip count times its body, an `scf.if` its costlier branch). Per
+    `scf.for` of the forward, it also reports the loop's trip count, FLOPs,
+    saved bytes (its results the backward reads: the stacks, or the
+    checkpoints after -remat-checkpoint-loops) and recompute FLOPs (its
+    clones' and its rerun loops'), and their sums. The static peak is the step's memory plan
     (remat::computeStepMemoryPlan): a copy of the module is bufferized the
     way both lowerings do and its buffers placed in one arena by the code of
     -remat-plan-arena, so it is the allocator's peak of the generated code,
