@@ -186,18 +186,54 @@ def RematCheckpointLoopsPass
     iterations are the forward's ops on the same values, so the results are
     bit-identical. The loop over blocks gets a new `remat.id = N` and the
     backward's rerun loop `remat.rerun_of = N`, which -remat-report counts
-    as recompute FLOPs of that scan. `every=0` (the default) takes k the largest divisor of n
-    not above sqrt(n); a k that does not divide n leaves the loop alone.
+    as recompute FLOPs of that scan.
+
+    k comes from `policy`:
+
+    * `sqrt` (the default): the largest divisor of n not above sqrt(n).
+    * `every`: `every=K` (K >= 1; `every=K` alone selects this policy, and
+      `every=1` saves every iteration's carry); a K that does not divide n
+      leaves the loop alone.
+    * `budget`: the choice of least recompute FLOPs whose predicted peak is
+      at most `budget-bytes=B`, ties broken by the lower peak. Each scan is
+      left alone or checkpointed at a divisor k of n; with one level of
+      checkpoints every k reruns each iteration once, so the recompute FLOPs
+      depend only on which scans are checkpointed, and k only moves the
+      peak. Each choice is measured as -remat-mark's budget policy measures a
+      marking: this pass's own rewrite applied to a copy of the module, the
+      memory plan of `plan-pipeline` (the static peak -remat-report states),
+      the recompute FLOPs -remat-report counts. The untouched step first (if
+      it fits, nothing is rewritten); else each scan's k is the divisor of
+      least peak with the other scans at their sqrt k (ties to the divisor
+      nearest that k), and every subset of the scans (at most 8) is measured
+      with those k. A remark states the choice, its predicted peak and FLOPs;
+      no choice within the budget is an error naming the least peak reached.
   }];
   let options = [
+    Option<"policy", "policy", "remat::LoopPolicy",
+           /*default=*/"remat::LoopPolicy::Sqrt", "How k is chosen",
+           [{::llvm::cl::values(
+             clEnumValN(remat::LoopPolicy::Sqrt, "sqrt",
+                        "the largest divisor of n not above sqrt(n)"),
+             clEnumValN(remat::LoopPolicy::Every, "every", "every=K"),
+             clEnumValN(remat::LoopPolicy::Budget, "budget",
+                        "least recompute within budget-bytes"))}]>,
     Option<"every", "every", "unsigned", /*default=*/"0",
-           "Save the carries every k iterations (0: k near sqrt(n))">
+           "policy=every: save the carries every K iterations (0: policy=sqrt)">,
+    Option<"budgetBytes", "budget-bytes", "int64_t", /*default=*/"0",
+           "policy=budget: the most bytes the predicted peak may take">,
+    Option<"planPipeline", "plan-pipeline", "std::string",
+           /*default=*/"\"\"",
+           "policy=budget: module pass pipeline that bufferizes a copy of the "
+           "step for its memory plan (default: remat::kBufferizePipeline)">
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::scf::SCFDialect",
                            "mlir::tensor::TensorDialect"];
   let statistics = [
-    Statistic<"numLoops", "checkpointed-loops", "Scans that save every k-th carry">
+    Statistic<"numLoops", "checkpointed-loops", "Scans that save every k-th carry">,
+    Statistic<"numEvaluated", "evaluated-choices",
+              "Choices of policy=budget measured on their memory plans">
   ];
 }
 
