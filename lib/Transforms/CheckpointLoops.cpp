@@ -470,8 +470,8 @@ static constexpr size_t kMaxBudgetScans = 8;
 
 namespace {
 
-/// A choice of k per forward loop (0: left alone), as policy=budget
-/// measures it.
+/// What policy=budget measures of a choice of k per forward loop (0: left
+/// alone).
 struct LoopChoiceCost {
   int64_t peakBytes = 0;
   int64_t recomputeFlops = 0;

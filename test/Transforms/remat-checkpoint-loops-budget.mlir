@@ -4,6 +4,8 @@
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=FITS
 // RUN: not remat-opt %s '-remat-checkpoint-loops=policy=budget budget-bytes=100000' \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=INFEASIBLE
+// RUN: not remat-opt %s '-remat-checkpoint-loops=policy=budget budget-bytes=300000 plan-pipeline=no-such-pass' \
+// RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOPLAN
 
 // Two scans of tanh layers: A, 16 iterations over a 256x16 f32 carry
 // (16 KiB; its stack 256 KiB, 4096 FLOPs an iteration), and B, 4 iterations
@@ -24,6 +26,9 @@
 //
 // Checks that a budget no choice fits is an error naming the least peak.
 // INFEASIBLE: error: -remat-checkpoint-loops: budget of 100000 bytes is infeasible: the least predicted peak is {{[0-9]+}} bytes (untouched: {{[0-9]+}} bytes)
+//
+// Checks that a plan that cannot be made is an error, not a guess.
+// NOPLAN:     error: -remat-checkpoint-loops: policy=budget needs the memory plan: {{.*}}'no-such-pass' does not refer to a registered pass
 func.func @two_scans(%x: tensor<256x16xf32>, %y: tensor<4x16xf32>) -> (tensor<256x16xf32>, tensor<4x16xf32>, tensor<256x16xf32>, tensor<4x16xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
