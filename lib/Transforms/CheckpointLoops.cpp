@@ -247,7 +247,11 @@ struct ScanRewriter {
         }
         continue;
       }
-      b.clone(op, mapping);
+      Operation *copy = b.clone(op, mapping);
+      // The rerun's ops name the scan too: canonicalization inlines a rerun
+      // loop of one iteration (k = 1), and its ops are still recomputation.
+      if (!stacks.empty())
+        copy->setAttr(RematDialect::kRerunOfAttrName, b.getI64IntegerAttr(id));
     }
     auto yield = cast<scf::YieldOp>(forward.getBody()->getTerminator());
     SmallVector<Value> next;

@@ -5,6 +5,9 @@
 // RUN: remat-opt %s -remat-checkpoint-loops=every=2 -remat-checkpoint \
 // RUN:   -remat-report=format=json -o /dev/null 2>/dev/null \
 // RUN:   | FileCheck %s --check-prefix=JSON
+// RUN: remat-opt %s -remat-checkpoint-loops=every=1 -cse -canonicalize \
+// RUN:   -remat-report -o /dev/null 2>/dev/null \
+// RUN:   | FileCheck %s --check-prefix=EVERY1
 
 // A scan: layer i computes a = tanh(h W) (matmul 4*8*8 iterations of a
 // multiply and an add = 512 FLOPs, tanh 32) and stacks a into slot i of a
@@ -44,9 +47,9 @@ func.func @scan(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> (tensor<4x8xf32>, t
 // CHECK-LABEL: remat report for @scan
 // CHECK:        forward FLOPs: 3264, backward FLOPs: 192, recompute FLOPs: 0 in 0 recomputed ops
 // CHECK-NEXT:   loops: 768 saved bytes, recompute FLOPs 0
-// CHECK-NEXT:   loop at [[FILE]]:21:13: 6 iterations, forward FLOPs 3264, 768 saved bytes, recompute FLOPs 0
+// CHECK-NEXT:   loop at [[FILE]]:24:13: 6 iterations, forward FLOPs 3264, 768 saved bytes, recompute FLOPs 0
 // CHECK-NOT:    ops without a cost model
-// CHECK:        saved 768 bytes: scf.for at [[FILE]]:21:13
+// CHECK:        saved 768 bytes: scf.for at [[FILE]]:24:13
 //
 // Checks the scan after -remat-checkpoint-loops at k = 2: the forward is a
 // loop over 3 blocks of 2 iterations (the same 3264 FLOPs) saving 3 carries
@@ -57,6 +60,13 @@ func.func @scan(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> (tensor<4x8xf32>, t
 // AFTER-NEXT:   loops: 384 saved bytes, recompute FLOPs 3264
 // AFTER-NEXT:   loop at {{.*}}: 3 iterations, forward FLOPs 3264, 384 saved bytes, recompute FLOPs 3264
 // AFTER-NEXT:   segment unmarked: 0 ops, 1 recomputed (3264 FLOPs)
+//
+// Checks k = 1 after canonicalization, which inlines the rerun loop of one
+// iteration: its 4 ops (empty, zero fill, matmul, tanh; marked too) are still
+// the scan's recompute, 6 * 544 FLOPs; 6 carries of 128 bytes are saved.
+// EVERY1-LABEL: remat report for @scan
+// EVERY1:        forward FLOPs: 3264, backward FLOPs: 192, recompute FLOPs: 3264 in 4 recomputed ops
+// EVERY1-NEXT:   loops: 768 saved bytes, recompute FLOPs 3264
 
 // A loop nest in a checkpoint segment: 3 iterations of an inner loop of 5
 // (0 to 10 step 2) over a 4-element exp (4 FLOPs), then a branch whose then
@@ -100,7 +110,7 @@ func.func @nest(%x: tensor<4xf32>, %p: i1, %n: index) -> (tensor<4xf32>, tensor<
 // CHECK-LABEL: remat report for @nest
 // CHECK:        forward FLOPs: 84, backward FLOPs: 4, recompute FLOPs: 0 in 0 recomputed ops
 // CHECK-NEXT:   loops: 16 saved bytes, recompute FLOPs 0
-// CHECK-NEXT:   loop at [[FILE]]:73:8: 3 iterations, forward FLOPs 84, 16 saved bytes, recompute FLOPs 0
+// CHECK-NEXT:   loop at [[FILE]]:83:8: 3 iterations, forward FLOPs 84, 16 saved bytes, recompute FLOPs 0
 // CHECK-NEXT:   ops without a cost model (counted as 0 FLOPs): 1
 // CHECK:        segment 0: 1 ops, 0 recomputed (0 FLOPs), 16 saved bytes
 //

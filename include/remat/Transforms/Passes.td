@@ -185,8 +185,8 @@ def RematCheckpointLoopsPass
     the k backward iterations reading slot k - 1 - t. The recomputed
     iterations are the forward's ops on the same values, so the results are
     bit-identical. The loop over blocks gets a new `remat.id = N` and the
-    backward's rerun loop `remat.rerun_of = N`, which -remat-report counts
-    as recompute FLOPs of that scan.
+    backward's rerun loop and the ops of its body `remat.rerun_of = N`,
+    which -remat-report counts as recompute FLOPs of that scan.
 
     k comes from `policy`:
 

@@ -53,10 +53,10 @@ def Remat_Dialect : Dialect {
     Written by `-remat-checkpoint-loops`, read by `-remat-report`:
 
     * `remat.rerun_of = N : i64` on an op of the backward region (the loop
-      that reruns a block of a checkpointed scan's iterations): it
-      recomputes iterations of the forward loop with `remat.id = N` (the
-      loop over blocks). It is not a copy of that loop, so `-remat-verify`
-      does not compare the two.
+      that reruns a block of a checkpointed scan's iterations, and the ops
+      of its body): it recomputes iterations of the forward loop with
+      `remat.id = N` (the loop over blocks). It is not a copy of that loop,
+      so `-remat-verify` does not compare the two.
 
     Written by `-remat-mark` (any policy but `annotations`) and printed by
     `-remat-report`:
