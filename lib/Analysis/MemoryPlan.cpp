@@ -12,6 +12,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/STLExtras.h"
@@ -267,9 +268,33 @@ bool remat::mustKeepReturnedBuffers(func::FuncOp function) {
          (table && !SymbolTable::symbolKnownUseEmpty(function, table));
 }
 
+/// The most rounded bytes of memref iter_args, of the loops nested in one
+/// op of the function body, that a loop does not yield back unchanged. A
+/// loop's carry is the only way an allocation outlives the iteration that
+/// made it, and only the loops of one op of the body run at a time.
+static int64_t getCarriedBytes(func::FuncOp function) {
+  int64_t most = 0;
+  for (Block &block : function.getBody())
+    for (Operation &op : block) {
+      int64_t bytes = 0;
+      op.walk([&](LoopLikeOpInterface loop) {
+        ValueRange yielded = loop.getYieldedValues();
+        for (auto [index, arg] : llvm::enumerate(loop.getRegionIterArgs())) {
+          auto type = dyn_cast<MemRefType>(arg.getType());
+          if (!type || (index < yielded.size() && yielded[index] == arg))
+            continue;
+          bytes += getBufferBytes(type).value_or(0);
+        }
+      });
+      most = std::max(most, bytes);
+    }
+  return most;
+}
+
 StepBuffers remat::collectStepBuffers(func::FuncOp function,
                                       bool keepReturned) {
   StepBuffers result;
+  result.carriedBytes = getCarriedBytes(function);
   Region &body = function.getBody();
   auto leaveAll = [&] {
     function.walk([&](memref::AllocOp alloc) {
@@ -381,7 +406,8 @@ FailureOr<StepMemoryPlan> remat::planModuleCopy(ModuleOp module, StringRef name,
   plan.arenaBytes = arena.size;
   plan.maxLiveBytes = arena.maxLiveBytes;
   plan.unplannedBytes = buffers.unplannedBytes;
-  plan.peakBytes = arena.size + buffers.unplannedBytes;
+  plan.carriedBytes = buffers.carriedBytes;
+  plan.peakBytes = arena.size + buffers.unplannedBytes + buffers.carriedBytes;
   plan.plannedBuffers = buffers.allocs.size();
   plan.unplannedBuffers = buffers.unplanned.size();
   return plan;

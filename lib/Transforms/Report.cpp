@@ -265,6 +265,7 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
     totals["arena_max_live_bytes"] = plan->maxLiveBytes;
     totals["planned_buffers"] = plan->plannedBuffers;
     totals["unplanned_bytes"] = plan->unplannedBytes;
+    totals["carried_bytes"] = plan->carriedBytes;
     totals["unplanned_buffers"] = plan->unplannedBuffers;
   }
 
@@ -349,11 +350,18 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
                           total("arena_max_live_bytes"));
       // Allocations the arena does not place (in loop bodies, say) count as
       // if all were live at once: then the figure bounds the peak.
-      if (int64_t unplanned = total("unplanned_buffers")) {
+      int64_t unplanned = total("unplanned_buffers");
+      int64_t carried = total("carried_bytes");
+      if (unplanned || carried) {
         os << llvm::formatv("; {0} bytes in {1} allocations left to the "
-                            "allocator, counted as live at once",
+                            "allocator",
                             total("unplanned_bytes"), unplanned);
-        os << "): at least the heap peak of the generated code\n";
+        if (carried)
+          os << llvm::formatv(" and {0} bytes of loop carries (a second "
+                              "instance each)",
+                              carried);
+        os << ", counted as live at once): at least the heap peak of the "
+              "generated code\n";
       } else {
         os << "): the heap peak of the generated code\n";
       }

@@ -1,21 +1,21 @@
-// RUN: remat-opt %s '-remat-checkpoint-loops=policy=budget budget-bytes=300000' \
+// RUN: remat-opt %s '-remat-checkpoint-loops=policy=budget budget-bytes=320000' \
 // RUN:   -remat-report -o /dev/null 2>&1 | FileCheck %s
 // RUN: remat-opt %s '-remat-checkpoint-loops=policy=budget budget-bytes=600000' \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=FITS
 // RUN: not remat-opt %s '-remat-checkpoint-loops=policy=budget budget-bytes=100000' \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=INFEASIBLE
-// RUN: not remat-opt %s '-remat-checkpoint-loops=policy=budget budget-bytes=300000 plan-pipeline=no-such-pass' \
+// RUN: not remat-opt %s '-remat-checkpoint-loops=policy=budget budget-bytes=320000 plan-pipeline=no-such-pass' \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOPLAN
 
 // Two scans of tanh layers: A, 16 iterations over a 256x16 f32 carry
 // (16 KiB; its stack 256 KiB, 4096 FLOPs an iteration), and B, 4 iterations
 // over a 4x16 carry (64 FLOPs an iteration). Untouched, A's stack dominates
-// the peak; checkpointing A alone fits 300000 bytes, and costs fewer
+// the peak; checkpointing A alone fits 320000 bytes, and costs fewer
 // recompute FLOPs (16 * 4096 = 65536) than checkpointing both, which fits
 // with a lower peak but reruns B too (65536 + 4 * 64). k for A is the divisor of 16 of least predicted peak. The
 // prediction is the memory plan of the rewritten step, so -remat-report's
 // static peak and recompute FLOPs of the output are the remark's figures.
-// CHECK:      remark: -remat-checkpoint-loops: policy=budget, budget 300000 bytes: k = [[K:[0-9]+]] 0 for the 2 scans (0: left alone), predicted peak [[PEAK:[0-9]+]] bytes (untouched: {{[0-9]+}}), recompute FLOPs 65536
+// CHECK:      remark: -remat-checkpoint-loops: policy=budget, budget 320000 bytes: k = [[K:[0-9]+]] 0 for the 2 scans (0: left alone), predicted peak [[PEAK:[0-9]+]] bytes (untouched: {{[0-9]+}}), recompute FLOPs 65536
 // CHECK:      remark: -remat-checkpoint-loops: a scan of 16 iterations saves its carries every [[K]] iterations
 // CHECK:      remark: -remat-checkpoint-loops: the scan is left alone (policy=budget)
 // CHECK:      static peak: [[PEAK]] bytes

@@ -67,6 +67,7 @@ func.func @step(%x: tensor<8x16xf32>, %w: tensor<16x16xf32>) -> (tensor<8x16xf32
 // JSON-NEXT:  "arena_bytes": 1024
 // JSON-NEXT:  "arena_max_live_bytes": 1024
 // JSON-NEXT:  "backward_flops": 256
+// JSON-NEXT:  "carried_bytes": 0
 // JSON-NEXT:  "forward_flops": 4352
 // JSON-NEXT:  "loop_recompute_flops": 0
 // JSON-NEXT:  "loop_saved_bytes": 0

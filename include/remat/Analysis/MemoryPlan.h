@@ -83,6 +83,13 @@ struct StepBuffers {
   llvm::SmallVector<mlir::Operation *> unplanned;
   /// Bytes of the unplanned allocations of static size (rounded).
   int64_t unplannedBytes = 0;
+  /// Bytes of the buffers loops carry from one iteration to the next: the
+  /// most, over the ops of the function body, of the memref iter_args of
+  /// the loops nested in one (static sizes, rounded; an iter_arg yielded
+  /// back unchanged carries nothing). An iteration allocates its result
+  /// before the buffer it got from the previous one is freed, so an
+  /// allocation a running loop yields can have two instances live at once.
+  int64_t carriedBytes = 0;
 };
 
 /// Collects the buffers of `function` (bufferized, deallocations placed).
@@ -96,11 +103,13 @@ bool mustKeepReturnedBuffers(mlir::func::FuncOp function);
 /// The static memory plan of a step as its lowering will allocate it.
 struct StepMemoryPlan {
   /// The allocator's peak of the generated code: the arena plus the
-  /// unplanned allocations (exact when there are none).
+  /// unplanned allocations and the loops' carries, all counted as live at
+  /// once (exact when there are none, an upper bound otherwise).
   int64_t peakBytes = 0;
   int64_t arenaBytes = 0;
   int64_t maxLiveBytes = 0;
   int64_t unplannedBytes = 0;
+  int64_t carriedBytes = 0;
   int64_t plannedBuffers = 0;
   int64_t unplannedBuffers = 0;
 };
