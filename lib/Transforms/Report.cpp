@@ -266,6 +266,7 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
     totals["planned_buffers"] = plan->plannedBuffers;
     totals["unplanned_bytes"] = plan->unplannedBytes;
     totals["carried_bytes"] = plan->carriedBytes;
+    totals["unplanned_peak_bytes"] = plan->unplannedPeakBytes;
     totals["unplanned_buffers"] = plan->unplannedBuffers;
   }
 
@@ -348,8 +349,9 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
                           total("static_peak_bytes"), total("arena_bytes"),
                           total("planned_buffers"),
                           total("arena_max_live_bytes"));
-      // Allocations the arena does not place (in loop bodies, say) count as
-      // if all were live at once: then the figure bounds the peak.
+      // Allocations the arena does not place (in loop bodies, say) count
+      // from their op's position to their last use: then the figure bounds
+      // the peak.
       int64_t unplanned = total("unplanned_buffers");
       int64_t carried = total("carried_bytes");
       if (unplanned || carried) {
@@ -360,8 +362,10 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
           os << llvm::formatv(" and {0} bytes of loop carries (a second "
                               "instance each)",
                               carried);
-        os << ", counted as live at once): at least the heap peak of the "
-              "generated code\n";
+        os << llvm::formatv(", at most {0} bytes of them live at one "
+                            "position): at least the heap peak of the "
+                            "generated code\n",
+                            total("unplanned_peak_bytes"));
       } else {
         os << "): the heap peak of the generated code\n";
       }

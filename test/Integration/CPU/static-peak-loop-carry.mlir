@@ -7,8 +7,8 @@
 // once, with the arena (the backward's product, 4096 bytes): 12288 bytes,
 // as remat-run measures. Counting the loop body's allocation once, the
 // static peak said 8192 bytes, "at least the heap peak", below it; the
-// carry of the running loop now counts once more.
-// STATIC: static peak: 12288 bytes (arena of 4096 bytes for 1 buffers, at most 4096 bytes live at once; 4096 bytes in 1 allocations left to the allocator and 4096 bytes of loop carries (a second instance each), counted as live at once): at least the heap peak of the generated code
+// carry of the running loop now counts once more, at the loop's position.
+// STATIC: static peak: 12288 bytes (arena of 4096 bytes for 1 buffers, at most 4096 bytes live at once; 4096 bytes in 1 allocations left to the allocator and 4096 bytes of loop carries (a second instance each), at most 8192 bytes of them live at one position): at least the heap peak of the generated code
 // MEASURED: "peak_bytes":12288,
 func.func @step(%x: tensor<1024xf32>) -> tensor<1024xf32> {
   %c0 = arith.constant 0 : index
