@@ -11,7 +11,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/DialectRegistry.h"
 
@@ -55,6 +57,119 @@ std::optional<int64_t> remat::getOpFlops(Operation *op) {
   return std::min(flops, kFlopsLimit);
 }
 
+int64_t remat::getBlockFlops(Block &block) {
+  int64_t flops = 0;
+  for (Operation &op : block)
+    flops = addFlops(flops, getOpFlops(&op).value_or(0));
+  return flops;
+}
+
+/// The constant `value` holds, looking through barriers: -remat-checkpoint
+/// passes a cloned loop's bounds through one.
+static std::optional<int64_t> getConstantThroughBarriers(Value value) {
+  while (auto barrier = value.getDefiningOp<BarrierOp>())
+    value = barrier.getInputs()[cast<OpResult>(value).getResultNumber()];
+  return getConstantIntValue(value);
+}
+
+/// The iterations of `loop` if its bounds and step are constants, at most
+/// kFlopsLimit.
+static std::optional<int64_t> getTripCount(scf::ForOp loop) {
+  if (loop.getUnsignedCmp()) {
+    std::optional<APInt> trips = loop.getStaticTripCount();
+    if (!trips)
+      return std::nullopt;
+    return trips->getActiveBits() > 62 ? kFlopsLimit
+                                       : int64_t(trips->getZExtValue());
+  }
+  std::optional<int64_t> lb = getConstantThroughBarriers(loop.getLowerBound());
+  std::optional<int64_t> ub = getConstantThroughBarriers(loop.getUpperBound());
+  std::optional<int64_t> step = getConstantThroughBarriers(loop.getStep());
+  if (!lb || !ub || !step || *step <= 0)
+    return std::nullopt;
+  if (*ub <= *lb)
+    return 0;
+  // ub - lb fits in uint64_t; no signed overflow.
+  uint64_t span = uint64_t(*ub) - uint64_t(*lb);
+  uint64_t trips = span / uint64_t(*step) + (span % uint64_t(*step) != 0);
+  return int64_t(std::min<uint64_t>(trips, kFlopsLimit));
+}
+
+std::optional<NestedRun> remat::getNestedRun(Operation *op) {
+  if (auto loop = dyn_cast<scf::ForOp>(op)) {
+    std::optional<int64_t> trips = getTripCount(loop);
+    if (!trips)
+      return std::nullopt;
+    return NestedRun{loop.getBody(), *trips};
+  }
+  if (auto branch = dyn_cast<scf::IfOp>(op)) {
+    Block *thenBlock = branch.thenBlock(), *elseBlock = branch.elseBlock();
+    if (elseBlock && getBlockFlops(*elseBlock) > getBlockFlops(*thenBlock))
+      return NestedRun{elseBlock, 1};
+    return NestedRun{thenBlock, 1};
+  }
+  return std::nullopt;
+}
+
+int64_t remat::countOpsWithoutCostModel(Operation *op) {
+  if (op->hasTrait<OpTrait::IsTerminator>())
+    return 0;
+  if (!getOpFlops(op))
+    return 1;
+  if (!isa<scf::ForOp, scf::IfOp>(op))
+    return 0;
+  int64_t count = 0;
+  for (Region &region : op->getRegions())
+    for (Operation &inner : region.getOps())
+      count += countOpsWithoutCostModel(&inner);
+  return count;
+}
+
+bool remat::isRecomputation(Operation *op) {
+  return op->hasAttr(RematDialect::kCloneOfAttrName) ||
+         op->hasAttr(RematDialect::kRerunOfAttrName);
+}
+
+/// Adds the FLOPs of `op`, a backward op run `times` times, to `counts`.
+static void
+countBackwardOp(Operation &op, int64_t times, StepFlops &counts,
+                function_ref<void(Operation *, int64_t)> onRecompute) {
+  if (op.hasTrait<OpTrait::IsTerminator>())
+    return;
+  if (isRecomputation(&op)) {
+    int64_t flops = mulFlops(times, getOpFlops(&op).value_or(0));
+    ++counts.recomputedOps;
+    counts.recompute = addFlops(counts.recompute, flops);
+    if (onRecompute)
+      onRecompute(&op, flops);
+    return;
+  }
+  if (std::optional<NestedRun> run = getNestedRun(&op)) {
+    for (Operation &inner : *run->block)
+      countBackwardOp(inner, mulFlops(times, run->times), counts, onRecompute);
+    return;
+  }
+  counts.backward =
+      addFlops(counts.backward, mulFlops(times, getOpFlops(&op).value_or(0)));
+}
+
+StepFlops
+remat::countStepFlops(Operation *backward,
+                      function_ref<void(Operation *, int64_t)> onRecompute) {
+  StepFlops counts;
+  for (Operation &op : *backward->getBlock()) {
+    if (&op == backward)
+      break;
+    counts.forward = addFlops(counts.forward, getOpFlops(&op).value_or(0));
+    counts.opsWithoutCostModel += countOpsWithoutCostModel(&op);
+  }
+  for (Operation &op : backward->getRegion(0).getOps()) {
+    countBackwardOp(op, 1, counts, onRecompute);
+    counts.opsWithoutCostModel += countOpsWithoutCostModel(&op);
+  }
+  return counts;
+}
+
 InFlightDiagnostic remat::emitUnsizedResultError(OpResult result,
                                                  StringRef consumer) {
   InFlightDiagnostic diag = result.getOwner()->emitOpError()
@@ -71,10 +186,10 @@ InFlightDiagnostic remat::emitUnsizedResultError(OpResult result,
 
 namespace {
 
-/// Element count of `op`'s first result (1 for a scalar), or -1 for a
-/// dynamic shape.
+/// Element count of `op`'s first result (1 for a scalar, 0 for an `index`),
+/// or -1 for a dynamic shape.
 int64_t resultElements(Operation *op) {
-  if (op->getNumResults() == 0)
+  if (op->getNumResults() == 0 || op->getResult(0).getType().isIndex())
     return 0;
   auto shaped = dyn_cast<ShapedType>(op->getResult(0).getType());
   if (!shaped)
@@ -116,6 +231,24 @@ struct FreeCostModel
   int64_t getFlops(Operation *op) const { return 0; }
 };
 
+/// `scf.for` and `scf.if`: the FLOPs of the ops they run (getNestedRun).
+template <typename OpTy>
+struct NestedCostModel
+    : public CostOpInterface::ExternalModel<NestedCostModel<OpTy>, OpTy> {
+  int64_t getFlops(Operation *op) const {
+    // A branch's FLOPs directly: through getNestedRun, nested branches would
+    // price each of their branches three times.
+    if (auto branch = dyn_cast<scf::IfOp>(op))
+      return std::max(getBlockFlops(*branch.thenBlock()),
+                      branch.elseBlock() ? getBlockFlops(*branch.elseBlock())
+                                         : 0);
+    std::optional<NestedRun> run = getNestedRun(op);
+    if (!run)
+      return -1;
+    return mulFlops(run->times, getBlockFlops(*run->block));
+  }
+};
+
 template <template <typename> class Model, typename... Ops>
 void attach(MLIRContext *context) {
   (Ops::template attachInterface<Model<Ops>>(*context), ...);
@@ -148,6 +281,9 @@ void remat::registerCostModelExternalModels(DialectRegistry &registry) {
     attach<ElementwiseCostModel, math::TanhOp, math::ExpOp, math::LogOp,
            math::RsqrtOp, math::SqrtOp, math::ErfOp, math::AbsFOp, math::PowFOp,
            math::SinOp, math::CosOp, math::FmaOp>(ctx);
+  });
+  registry.addExtension(+[](MLIRContext *ctx, scf::SCFDialect *) {
+    attach<NestedCostModel, scf::ForOp, scf::IfOp>(ctx);
   });
   registry.addExtension(+[](MLIRContext *ctx, tensor::TensorDialect *) {
     attach<FreeCostModel, tensor::EmptyOp, tensor::ExtractSliceOp,

@@ -12,6 +12,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/STLExtras.h"
@@ -267,6 +268,22 @@ bool remat::mustKeepReturnedBuffers(func::FuncOp function) {
          (table && !SymbolTable::symbolKnownUseEmpty(function, table));
 }
 
+/// The rounded bytes of the memref iter_args of the loops nested in `op`
+/// (or `op` itself) that a loop does not yield back unchanged.
+static int64_t getCarriedBytes(Operation &op) {
+  int64_t bytes = 0;
+  op.walk([&](LoopLikeOpInterface loop) {
+    ValueRange yielded = loop.getYieldedValues();
+    for (auto [index, arg] : llvm::enumerate(loop.getRegionIterArgs())) {
+      auto type = dyn_cast<MemRefType>(arg.getType());
+      if (!type || (index < yielded.size() && yielded[index] == arg))
+        continue;
+      bytes += getBufferBytes(type).value_or(0);
+    }
+  });
+  return bytes;
+}
+
 StepBuffers remat::collectStepBuffers(func::FuncOp function,
                                       bool keepReturned) {
   StepBuffers result;
@@ -276,6 +293,11 @@ StepBuffers remat::collectStepBuffers(func::FuncOp function,
       result.unplanned.push_back(alloc);
       result.unplannedBytes += getBufferBytes(alloc.getType()).value_or(0);
     });
+    for (Block &block : body)
+      for (Operation &op : block)
+        result.carriedBytes =
+            std::max(result.carriedBytes, getCarriedBytes(op));
+    result.unplannedPeakBytes = result.unplannedBytes + result.carriedBytes;
     return result;
   };
   if (body.empty() || !body.hasOneBlock())
@@ -287,25 +309,40 @@ StepBuffers remat::collectStepBuffers(func::FuncOp function,
     position[&op] = index;
   int64_t end = entry.empty() ? 0 : int64_t(entry.getOperations().size()) - 1;
 
+  // The unplanned bytes that can be live at each position: an allocation
+  // from its op's position to that of the last use of any of its views
+  // (its deallocations among them), and the carries of the loops there.
+  SmallVector<int64_t> liveDelta(end + 2, 0);
+  for (auto [index, op] : llvm::enumerate(entry)) {
+    int64_t carried = getCarriedBytes(op);
+    result.carriedBytes = std::max(result.carriedBytes, carried);
+    liveDelta[index] += carried;
+    liveDelta[index + 1] -= carried;
+  }
+
   BufferViewFlowAnalysis aliases(function);
   function.walk([&](memref::AllocOp alloc) {
     MemRefType type = alloc.getType();
-    BufferLifetime lifetime{getBufferBytes(type).value_or(0),
-                            position.lookup(alloc), 0};
+    BufferLifetime lifetime{
+        getBufferBytes(type).value_or(0),
+        position.lookup(entry.findAncestorOpInBlock(*alloc)), 0};
     bool planned = alloc->getBlock() == &entry && isPlannable(type) &&
                    alloc.getDynamicSizes().empty() &&
                    alloc.getSymbolOperands().empty();
     bool escapes = false;
     lifetime.last = lifetime.first;
+    // Where the allocation is freed at the latest, its deallocations
+    // included: the end of its span if it is left to the allocator.
+    int64_t freed = lifetime.first;
     for (Value alias : aliases.resolve(alloc.getResult())) {
-      if (!planned)
-        break;
       for (Operation *user : alias.getUsers()) {
         Operation *inEntry = entry.findAncestorOpInBlock(*user);
         if (!inEntry) {
           planned = false;
-          break;
+          freed = end;
+          continue;
         }
+        freed = std::max(freed, position.lookup(inEntry));
         if (auto dealloc = dyn_cast<memref::DeallocOp>(user)) {
           // Only the allocation's own deallocation at the entry level.
           if (dealloc.getMemref() != alloc.getResult() || inEntry != user)
@@ -316,6 +353,7 @@ StepBuffers remat::collectStepBuffers(func::FuncOp function,
           planned = planned && !keepReturned;
           escapes = true;
           lifetime.last = end;
+          freed = end;
         }
         lifetime.last = std::max(lifetime.last, position.lookup(inEntry));
       }
@@ -323,12 +361,19 @@ StepBuffers remat::collectStepBuffers(func::FuncOp function,
     if (!planned) {
       result.unplanned.push_back(alloc);
       result.unplannedBytes += lifetime.bytes;
+      liveDelta[lifetime.first] += lifetime.bytes;
+      liveDelta[freed + 1] -= lifetime.bytes;
       return;
     }
     result.allocs.push_back(alloc);
     result.lifetimes.push_back(lifetime);
     result.escapes.push_back(escapes);
   });
+  int64_t live = 0;
+  for (int64_t delta : liveDelta) {
+    live += delta;
+    result.unplannedPeakBytes = std::max(result.unplannedPeakBytes, live);
+  }
   return result;
 }
 
@@ -381,7 +426,9 @@ FailureOr<StepMemoryPlan> remat::planModuleCopy(ModuleOp module, StringRef name,
   plan.arenaBytes = arena.size;
   plan.maxLiveBytes = arena.maxLiveBytes;
   plan.unplannedBytes = buffers.unplannedBytes;
-  plan.peakBytes = arena.size + buffers.unplannedBytes;
+  plan.carriedBytes = buffers.carriedBytes;
+  plan.unplannedPeakBytes = buffers.unplannedPeakBytes;
+  plan.peakBytes = arena.size + buffers.unplannedPeakBytes;
   plan.plannedBuffers = buffers.allocs.size();
   plan.unplannedBuffers = buffers.unplanned.size();
   return plan;

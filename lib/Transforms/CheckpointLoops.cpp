@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "remat/Analysis/CostModel.h"
+#include "remat/Analysis/MemoryPlan.h"
 #include "remat/Dialect/Remat/IR/RematOps.h"
 #include "remat/Transforms/Passes.h"
 
@@ -19,6 +21,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <cmath>
+#include <map>
 
 namespace remat {
 #define GEN_PASS_DEF_REMATCHECKPOINTLOOPSPASS
@@ -178,12 +181,15 @@ namespace {
 struct ScanRewriter {
   ScanPair &pair;
   int64_t k;
+  /// The `remat.id` of the forward loop over blocks, which the backward's
+  /// rerun loops name in `remat.rerun_of`.
+  int64_t id;
   OpBuilder b;
   Location loc;
   SmallVector<unsigned> carryNumbers, stackNumbers;
 
-  ScanRewriter(ScanPair &pair, int64_t k)
-      : pair(pair), k(k), b(pair.forward), loc(pair.forward.getLoc()) {
+  ScanRewriter(ScanPair &pair, int64_t k, int64_t id)
+      : pair(pair), k(k), id(id), b(pair.forward), loc(pair.forward.getLoc()) {
     for (auto [number, write] : llvm::enumerate(pair.stackWrites))
       (write ? stackNumbers : carryNumbers).push_back(number);
   }
@@ -241,7 +247,11 @@ struct ScanRewriter {
         }
         continue;
       }
-      b.clone(op, mapping);
+      Operation *copy = b.clone(op, mapping);
+      // The rerun's ops name the scan too: canonicalization inlines a rerun
+      // loop of one iteration (k = 1), and its ops are still recomputation.
+      if (!stacks.empty())
+        copy->setAttr(RematDialect::kRerunOfAttrName, b.getI64IntegerAttr(id));
     }
     auto yield = cast<scf::YieldOp>(forward.getBody()->getTerminator());
     SmallVector<Value> next;
@@ -287,6 +297,7 @@ struct ScanRewriter {
           llvm::append_range(yielded, checkpoints);
           scf::YieldOp::create(b, loc, yielded);
         });
+    outer->setAttr(RematDialect::kIdAttrName, b.getI64IntegerAttr(id));
     for (auto [position, number] : llvm::enumerate(carryNumbers))
       forward.getResult(number).replaceAllUsesWith(outer.getResult(position));
     return SmallVector<Value>(outer.getResults().drop_front(numCarries));
@@ -328,6 +339,8 @@ struct ScanRewriter {
                 llvm::append_range(next, written);
                 scf::YieldOp::create(b, loc, next);
               });
+          recompute->setAttr(RematDialect::kRerunOfAttrName,
+                             b.getI64IntegerAttr(id));
           ValueRange locals = recompute.getResults().drop_front(numCarries);
           Value first = arith::MulIOp::create(b, loc, reversed, cK);
           auto inner = scf::ForOp::create(
@@ -364,56 +377,86 @@ struct ScanRewriter {
   }
 };
 
-struct RematCheckpointLoopsPass
-    : remat::impl::RematCheckpointLoopsPassBase<RematCheckpointLoopsPass> {
-  using RematCheckpointLoopsPassBase::RematCheckpointLoopsPassBase;
+} // namespace
 
-  void runOnOperation() override {
-    func::FuncOp function = getOperation();
-    BackwardOp backwardOp = getBackwardOp(function.getBody());
-    if (!backwardOp)
-      return;
-    SmallVector<scf::ForOp> loops;
-    for (Operation &op : function.getBody().front()) {
-      if (&op == backwardOp.getOperation())
-        break;
-      if (auto loop = dyn_cast<scf::ForOp>(op))
-        loops.push_back(loop);
-    }
-    for (scf::ForOp loop : loops) {
-      if (loop->hasAttr(RematDialect::kSegmentAttrName)) {
+/// The k a policy picks for the scan `pair` at `position` among the forward
+/// loops directly in the function body; 0 leaves it alone.
+using ChooseBlock = function_ref<int64_t(const ScanPair &pair, unsigned)>;
+
+/// The forward `scf.for` ops directly in the body of `function`, before its
+/// backward region.
+static SmallVector<scf::ForOp> getForwardLoops(func::FuncOp function,
+                                               BackwardOp backwardOp) {
+  SmallVector<scf::ForOp> loops;
+  for (Operation &op : function.getBody().front()) {
+    if (&op == backwardOp.getOperation())
+      break;
+    if (auto loop = dyn_cast<scf::ForOp>(op))
+      loops.push_back(loop);
+  }
+  return loops;
+}
+
+/// Rewrites the scans of `function` at the k `choose` picks, in program
+/// order, with a remark per loop if `remarks`. The pass runs this on the
+/// step and policy=budget on copies of it, so a prediction is of the very
+/// rewrite the pass then makes. Returns the number of rewritten scans.
+static unsigned checkpointScans(func::FuncOp function, ChooseBlock choose,
+                                bool remarks) {
+  BackwardOp backwardOp = getBackwardOp(function.getBody());
+  if (!backwardOp)
+    return 0;
+  int64_t nextId = 0;
+  function->walk([&](Operation *op) {
+    if (auto id = op->getAttrOfType<IntegerAttr>(RematDialect::kIdAttrName))
+      nextId = std::max(nextId, id.getInt() + 1);
+  });
+  unsigned rewritten = 0;
+  for (auto [position, loop] :
+       llvm::enumerate(getForwardLoops(function, backwardOp))) {
+    if (loop->hasAttr(RematDialect::kSegmentAttrName)) {
+      if (remarks)
         loop.emitRemark() << "-remat-checkpoint-loops: the loop is in a "
                              "checkpoint segment, which recomputes it whole";
-        continue;
-      }
-      ScanPair pair;
-      std::string why = matchScan(loop, backwardOp, pair);
-      if (!why.empty()) {
+      continue;
+    }
+    ScanPair pair;
+    std::string why = matchScan(loop, backwardOp, pair);
+    if (!why.empty()) {
+      if (remarks)
         loop.emitRemark() << "-remat-checkpoint-loops: the loop is not a scan "
                              "with a reverse backward loop: "
                           << why;
-        continue;
-      }
-      int64_t k = every ? int64_t(every) : getSqrtBlock(pair.trips);
-      if (pair.trips % k != 0) {
+      continue;
+    }
+    int64_t k = choose(pair, position);
+    if (k == 0) {
+      if (remarks)
+        loop.emitRemark() << "-remat-checkpoint-loops: the scan is left alone "
+                             "(policy=budget)";
+      continue;
+    }
+    if (pair.trips % k != 0) {
+      if (remarks)
         loop.emitRemark() << "-remat-checkpoint-loops: " << k
                           << " does not divide the loop's " << pair.trips
                           << " iterations";
-        continue;
-      }
-      int64_t stackBytes = 0, slotBytes = 0, carryBytes = 0;
-      ScanRewriter rewriter(pair, k);
-      for (unsigned number : rewriter.stackNumbers) {
-        stackBytes += getBytes(loop.getResultTypes()[number]);
-        slotBytes += getBytes(loop.getResultTypes()[number]) / pair.trips;
-      }
-      for (unsigned number : rewriter.carryNumbers)
-        carryBytes += getBytes(loop.getResultTypes()[number]);
-      SmallVector<Value> checkpoints = rewriter.rewriteForward();
-      rewriter.rewriteBackward(checkpoints);
-      pair.backward.erase();
-      loop.erase();
-      ++numLoops;
+      continue;
+    }
+    int64_t stackBytes = 0, slotBytes = 0, carryBytes = 0;
+    ScanRewriter rewriter(pair, k, nextId++);
+    for (unsigned number : rewriter.stackNumbers) {
+      stackBytes += getBytes(loop.getResultTypes()[number]);
+      slotBytes += getBytes(loop.getResultTypes()[number]) / pair.trips;
+    }
+    for (unsigned number : rewriter.carryNumbers)
+      carryBytes += getBytes(loop.getResultTypes()[number]);
+    SmallVector<Value> checkpoints = rewriter.rewriteForward();
+    rewriter.rewriteBackward(checkpoints);
+    pair.backward.erase();
+    loop.erase();
+    ++rewritten;
+    if (remarks)
       mlir::emitRemark(rewriter.loc)
           << "-remat-checkpoint-loops: a scan of " << pair.trips
           << " iterations saves its carries every " << k << " iterations ("
@@ -422,8 +465,224 @@ struct RematCheckpointLoopsPass
           << " bytes); the backward recomputes " << pair.trips
           << " iterations into stacks of " << k << " slots (" << k * slotBytes
           << " bytes)";
-    }
   }
+  return rewritten;
+}
+
+/// The most scans policy=budget decides together: it measures every subset.
+static constexpr size_t kMaxBudgetScans = 8;
+
+namespace {
+
+/// What policy=budget measures of a choice of k per forward loop (0: left
+/// alone).
+struct LoopChoiceCost {
+  int64_t peakBytes = 0;
+  int64_t recomputeFlops = 0;
+};
+
+struct RematCheckpointLoopsPass
+    : remat::impl::RematCheckpointLoopsPassBase<RematCheckpointLoopsPass> {
+  using RematCheckpointLoopsPassBase::RematCheckpointLoopsPassBase;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    RematCheckpointLoopsPassBase::getDependentDialects(registry);
+    registerCostModelExternalModels(registry);
+    addPlanPipelineDialects(getPlanPipeline(planPipeline), registry);
+  }
+
+  /// The policy: `policy`, or every for every=K alone (as before policies
+  /// existed).
+  LoopPolicy getPolicy() const {
+    return !policy.hasValue() && every > 0 ? LoopPolicy::Every
+                                           : LoopPolicy(policy);
+  }
+
+  /// Checks the options once, before any function is visited.
+  LogicalResult initialize(MLIRContext *context) override {
+    LoopPolicy chosenPolicy = getPolicy();
+    std::string error;
+    if (chosenPolicy == LoopPolicy::Every && every == 0)
+      error = "policy=every needs every=K with K >= 1";
+    else if (chosenPolicy != LoopPolicy::Every && every > 0)
+      error = "every= is an option of policy=every only";
+    else if (chosenPolicy != LoopPolicy::Budget && budgetBytes.hasValue())
+      error = "budget-bytes= is an option of policy=budget only";
+    else if (chosenPolicy == LoopPolicy::Budget && budgetBytes <= 0)
+      error = "policy=budget needs budget-bytes=B with B >= 1";
+    else if (chosenPolicy != LoopPolicy::Budget && planPipeline.hasValue())
+      error = "plan-pipeline= is an option of policy=budget only";
+    if (error.empty())
+      return success();
+    return emitError(UnknownLoc::get(context))
+           << "-remat-checkpoint-loops: " << error;
+  }
+
+  /// Measures `choice` on a copy of the module: its memory plan's peak and
+  /// the recompute FLOPs -remat-report counts.
+  FailureOr<LoopChoiceCost> measure(ArrayRef<int64_t> choice) {
+    auto [it, inserted] = measured.try_emplace(
+        SmallVector<int64_t>(choice.begin(), choice.end()));
+    if (!inserted)
+      return it->second;
+    func::FuncOp function = getOperation();
+    auto module = function->getParentOfType<ModuleOp>();
+    if (!module)
+      return function.emitError()
+             << "-remat-checkpoint-loops: policy=budget plans the module "
+                "holding the function, and it has none";
+    OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+    auto copyFunction = copy->lookupSymbol<func::FuncOp>(function.getName());
+    checkpointScans(
+        copyFunction,
+        [&](const ScanPair &, unsigned position) { return choice[position]; },
+        /*remarks=*/false);
+    LoopChoiceCost cost;
+    cost.recomputeFlops =
+        countStepFlops(getBackwardOp(copyFunction.getBody())).recompute;
+    std::string error;
+    FailureOr<StepMemoryPlan> plan = planModuleCopy(
+        *copy, function.getName(), getPlanPipeline(planPipeline), error);
+    if (failed(plan))
+      return function.emitError()
+             << "-remat-checkpoint-loops: policy=budget needs the memory plan: "
+             << error;
+    cost.peakBytes = plan->peakBytes;
+    ++numEvaluated;
+    it->second = cost;
+    return cost;
+  }
+
+  /// policy=budget: the k per forward loop of least recompute FLOPs whose
+  /// predicted peak fits, ties to the lower peak.
+  FailureOr<SmallVector<int64_t>> planBudget() {
+    func::FuncOp function = getOperation();
+    BackwardOp backwardOp = getBackwardOp(function.getBody());
+    SmallVector<scf::ForOp> loops = getForwardLoops(function, backwardOp);
+    // The scans the pass would rewrite, and their sqrt k.
+    SmallVector<std::pair<unsigned, int64_t>> scans;
+    SmallVector<int64_t> none(loops.size(), 0), atSqrt(loops.size(), 0);
+    for (auto [position, loop] : llvm::enumerate(loops)) {
+      ScanPair pair;
+      if (loop->hasAttr(RematDialect::kSegmentAttrName) ||
+          !matchScan(loop, backwardOp, pair).empty())
+        continue;
+      scans.push_back({unsigned(position), pair.trips});
+      atSqrt[position] = getSqrtBlock(pair.trips);
+    }
+    if (scans.empty())
+      return none;
+    if (scans.size() > kMaxBudgetScans)
+      return function.emitError()
+             << "-remat-checkpoint-loops: policy=budget decides at most "
+             << kMaxBudgetScans << " scans per function, this one has "
+             << scans.size();
+    int64_t budget = budgetBytes;
+    FailureOr<LoopChoiceCost> untouched = measure(none);
+    if (failed(untouched))
+      return failure();
+    auto remark = [&](ArrayRef<int64_t> choice, LoopChoiceCost cost) {
+      InFlightDiagnostic diag = function.emitRemark()
+                                << "-remat-checkpoint-loops: policy=budget, "
+                                   "budget "
+                                << budget << " bytes: k =";
+      for (auto [position, trips] : scans)
+        diag << " " << choice[position];
+      diag << " for the " << scans.size()
+           << " scans (0: left alone), predicted peak " << cost.peakBytes
+           << " bytes (untouched: " << untouched->peakBytes
+           << "), recompute FLOPs " << cost.recomputeFlops << " ("
+           << measured.size() << " choices measured on their memory plans)";
+    };
+    if (untouched->peakBytes <= budget) {
+      remark(none, *untouched);
+      return none;
+    }
+    // Each scan's k: the divisor of least peak, the others at their sqrt k.
+    SmallVector<int64_t> best = atSqrt;
+    for (auto [position, trips] : scans) {
+      SmallVector<int64_t> divisors;
+      for (int64_t k = 1; k <= trips; ++k)
+        if (trips % k == 0)
+          divisors.push_back(k);
+      int64_t sqrtK = atSqrt[position];
+      llvm::sort(divisors, [&](int64_t a, int64_t b) {
+        return std::make_pair(std::abs(a - sqrtK), a) <
+               std::make_pair(std::abs(b - sqrtK), b);
+      });
+      std::optional<int64_t> lowest;
+      for (int64_t k : divisors) {
+        SmallVector<int64_t> choice = atSqrt;
+        choice[position] = k;
+        FailureOr<LoopChoiceCost> cost = measure(choice);
+        if (failed(cost))
+          return failure();
+        if (!lowest || cost->peakBytes < *lowest) {
+          lowest = cost->peakBytes;
+          best[position] = k;
+        }
+      }
+    }
+    // Every subset of the scans at those k.
+    std::optional<std::pair<SmallVector<int64_t>, LoopChoiceCost>> answer;
+    int64_t lowestPeak = untouched->peakBytes;
+    for (unsigned mask = 1; mask < (1u << scans.size()); ++mask) {
+      SmallVector<int64_t> choice = none;
+      for (auto [index, scan] : llvm::enumerate(scans))
+        if (mask & (1u << index))
+          choice[scan.first] = best[scan.first];
+      FailureOr<LoopChoiceCost> cost = measure(choice);
+      if (failed(cost))
+        return failure();
+      lowestPeak = std::min(lowestPeak, cost->peakBytes);
+      if (cost->peakBytes > budget)
+        continue;
+      if (!answer || std::make_pair(cost->recomputeFlops, cost->peakBytes) <
+                         std::make_pair(answer->second.recomputeFlops,
+                                        answer->second.peakBytes))
+        answer = {choice, *cost};
+    }
+    if (!answer)
+      return function.emitError()
+             << "-remat-checkpoint-loops: budget of " << budget
+             << " bytes is infeasible: the least predicted peak is "
+             << lowestPeak << " bytes (untouched: " << untouched->peakBytes
+             << " bytes)";
+    remark(answer->first, answer->second);
+    return answer->first;
+  }
+
+  void runOnOperation() override {
+    func::FuncOp function = getOperation();
+    if (!getBackwardOp(function.getBody()))
+      return;
+    measured.clear();
+    LoopPolicy chosenPolicy = getPolicy();
+    SmallVector<int64_t> budgetChoice;
+    if (chosenPolicy == LoopPolicy::Budget) {
+      FailureOr<SmallVector<int64_t>> choice = planBudget();
+      if (failed(choice))
+        return signalPassFailure();
+      budgetChoice = std::move(*choice);
+    }
+    numLoops += checkpointScans(
+        function,
+        [&](const ScanPair &pair, unsigned position) -> int64_t {
+          switch (chosenPolicy) {
+          case LoopPolicy::Sqrt:
+            return getSqrtBlock(pair.trips);
+          case LoopPolicy::Every:
+            return every;
+          case LoopPolicy::Budget:
+            return budgetChoice[position];
+          }
+          llvm_unreachable("unknown loop policy");
+        },
+        /*remarks=*/true);
+  }
+
+  /// The choices policy=budget measured for the function, by k per loop.
+  std::map<SmallVector<int64_t>, LoopChoiceCost> measured;
 };
 
 } // namespace

@@ -28,7 +28,8 @@ static void dropBookkeeping(Operation *op) {
   op->walk([](Operation *inner) {
     for (StringRef name :
          {RematDialect::kSegmentAttrName, RematDialect::kPolicyAttrName,
-          RematDialect::kIdAttrName, RematDialect::kCloneOfAttrName})
+          RematDialect::kIdAttrName, RematDialect::kCloneOfAttrName,
+          RematDialect::kRerunOfAttrName})
       inner->removeDiscardableAttr(name);
   });
 }

@@ -363,11 +363,8 @@ MarkingProblem::evaluatePlanned(ArrayRef<SegmentPath> marking,
   writeMarks(copyFunction.getFunctionBody().front(), marking, {});
   applyCheckpointPlan(CheckpointPlan::compute(copyFunction));
   PlanCost cost;
-  BackwardOp backward = getBackwardOp(copyFunction.getFunctionBody());
-  for (Operation &op : backward.getBody().front())
-    if (op.hasAttr(RematDialect::kCloneOfAttrName))
-      cost.recomputeFlops =
-          addFlops(cost.recomputeFlops, getOpFlops(&op).value_or(0));
+  cost.recomputeFlops =
+      countStepFlops(getBackwardOp(copyFunction.getFunctionBody())).recompute;
   FailureOr<StepMemoryPlan> plan =
       planModuleCopy(*copy, name.getValue(), pipeline, error);
   if (failed(plan))
@@ -385,11 +382,8 @@ PlanCost MarkingProblem::evaluate(ArrayRef<SegmentPath> marking) const {
   PlanCost cost;
   // build() checked that the function has static shapes.
   cost.peakBytes = computeMemoryProfile(copyFunction)->peakBytes;
-  BackwardOp backward = getBackwardOp(copyFunction.getFunctionBody());
-  for (Operation &op : backward.getBody().front())
-    if (op.hasAttr(RematDialect::kCloneOfAttrName))
-      cost.recomputeFlops =
-          addFlops(cost.recomputeFlops, getOpFlops(&op).value_or(0));
+  cost.recomputeFlops =
+      countStepFlops(getBackwardOp(copyFunction.getFunctionBody())).recompute;
   copy->destroy();
   return cost;
 }

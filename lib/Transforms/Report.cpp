@@ -11,6 +11,7 @@
 #include "remat/Dialect/Remat/IR/RematOps.h"
 #include "remat/Transforms/Passes.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/JSON.h"
@@ -77,20 +78,25 @@ private:
   DenseMap<Attribute, SegmentFigures *> figuresByMark;
 };
 
-/// The FLOPs of a step's forward, backward and recomputed ops.
-struct FlopCounts {
-  int64_t forward = 0, backward = 0, recompute = 0;
-  int64_t recomputedOps = 0, opsWithoutCost = 0;
+/// Figures of one `scf.for` of the function body's forward ops.
+struct LoopFigures {
+  Operation *loop = nullptr;
+  std::optional<int64_t> tripCount;
+  int64_t forwardFlops = 0;
+  int64_t savedBytes = 0;
+  int64_t recomputeFlops = 0;
 };
 
 } // namespace
 
 /// Counts the ops and FLOPs of the step around `backward`, each segment's in
-/// `segments`: a clone counts for the segment of its original.
-static FlopCounts countFlops(BackwardOp backward, SegmentTable &segments) {
-  FlopCounts counts;
-  // Originals by id, for the segment of each clone.
+/// `segments` and each forward loop's in `loops`: a recomputation counts for
+/// the segment and the loop of its original (the op with the `remat.id` its
+/// `remat.clone_of` or `remat.rerun_of` names).
+static StepFlops countFlops(BackwardOp backward, SegmentTable &segments,
+                            SmallVectorImpl<LoopFigures> &loops) {
   DenseMap<int64_t, Operation *> originals;
+  DenseMap<Operation *, unsigned> loopIndex;
   for (Operation &op : *backward->getBlock()) {
     if (&op == backward.getOperation())
       break;
@@ -98,31 +104,31 @@ static FlopCounts countFlops(BackwardOp backward, SegmentTable &segments) {
       originals[id.getInt()] = &op;
     if (op.hasAttr(RematDialect::kSegmentAttrName))
       ++segments.getForOp(&op).ops;
-    std::optional<int64_t> flops = getOpFlops(&op);
-    counts.opsWithoutCost += !flops && !op.hasTrait<OpTrait::IsTerminator>();
-    counts.forward = addFlops(counts.forward, flops.value_or(0));
-  }
-  for (Operation &op : backward.getBody().front()) {
-    std::optional<int64_t> flops = getOpFlops(&op);
-    counts.opsWithoutCost += !flops && !op.hasTrait<OpTrait::IsTerminator>();
-    auto cloneOf =
-        op.getAttrOfType<IntegerAttr>(RematDialect::kCloneOfAttrName);
-    if (!cloneOf) {
-      counts.backward = addFlops(counts.backward, flops.value_or(0));
+    if (!isa<scf::ForOp>(op))
       continue;
-    }
-    ++counts.recomputedOps;
-    counts.recompute = addFlops(counts.recompute, flops.value_or(0));
-    Operation *original = originals.lookup(cloneOf.getInt());
+    LoopFigures &figures = loops.emplace_back();
+    loopIndex[&op] = loops.size() - 1;
+    figures.loop = &op;
+    if (std::optional<NestedRun> run = getNestedRun(&op))
+      figures.tripCount = run->times;
+    figures.forwardFlops = getOpFlops(&op).value_or(0);
+  }
+  return countStepFlops(backward, [&](Operation *op, int64_t flops) {
+    auto id = op->getAttrOfType<IntegerAttr>(RematDialect::kCloneOfAttrName);
+    if (!id)
+      id = op->getAttrOfType<IntegerAttr>(RematDialect::kRerunOfAttrName);
+    Operation *original = originals.lookup(id.getInt());
     // A clone whose original is gone (canonicalization removes a forward
     // op only the backward read) counts for the unmarked step.
     SegmentFigures &figures =
         original ? segments.getForOp(original) : segments.getForPath({});
     ++figures.recomputedOps;
-    figures.recomputeFlops =
-        addFlops(figures.recomputeFlops, flops.value_or(0));
-  }
-  return counts;
+    figures.recomputeFlops = addFlops(figures.recomputeFlops, flops);
+    auto loop = loopIndex.find(original);
+    if (original && loop != loopIndex.end())
+      loops[loop->second].recomputeFlops =
+          addFlops(loops[loop->second].recomputeFlops, flops);
+  });
 }
 
 /// One saved value's entry in the report.
@@ -145,7 +151,8 @@ static llvm::json::Object getSavedEntry(const SavedValue &value) {
 /// The entries of the saved values of `profile`, each also counted for its
 /// segment in `segments`.
 static llvm::json::Array reportSaved(const MemoryProfile &profile,
-                                     SegmentTable &segments) {
+                                     SegmentTable &segments,
+                                     MutableArrayRef<LoopFigures> loops) {
   llvm::json::Array saved;
   saved.reserve(profile.saved.size());
   for (auto [index, value] : llvm::enumerate(profile.saved)) {
@@ -153,8 +160,35 @@ static llvm::json::Array reportSaved(const MemoryProfile &profile,
     figures.savedBytes += value.bytes;
     figures.saved.push_back(index);
     saved.push_back(getSavedEntry(value));
+    Operation *def = value.value.getDefiningOp();
+    for (LoopFigures &loop : loops)
+      if (loop.loop == def)
+        loop.savedBytes += value.bytes;
   }
   return saved;
+}
+
+/// The entries of the forward loops; `savedBytes` and `recomputeFlops` get
+/// their totals.
+static llvm::json::Array reportLoops(ArrayRef<LoopFigures> loops,
+                                     int64_t &savedBytes,
+                                     int64_t &recomputeFlops) {
+  llvm::json::Array loopArray;
+  loopArray.reserve(loops.size());
+  for (const LoopFigures &loop : loops) {
+    savedBytes += loop.savedBytes;
+    recomputeFlops = addFlops(recomputeFlops, loop.recomputeFlops);
+    llvm::json::Object entry{
+        {"location", formatLocation(loop.loop->getLoc())},
+        {"forward_flops", loop.forwardFlops},
+        {"saved_bytes", loop.savedBytes},
+        {"recompute_flops", loop.recomputeFlops},
+    };
+    entry["trip_count"] = loop.tripCount ? llvm::json::Value(*loop.tripCount)
+                                         : llvm::json::Value(nullptr);
+    loopArray.push_back(std::move(entry));
+  }
+  return loopArray;
 }
 
 /// The entries of the segments, each with its saved values.
@@ -232,6 +266,8 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
     totals["arena_max_live_bytes"] = plan->maxLiveBytes;
     totals["planned_buffers"] = plan->plannedBuffers;
     totals["unplanned_bytes"] = plan->unplannedBytes;
+    totals["carried_bytes"] = plan->carriedBytes;
+    totals["unplanned_peak_bytes"] = plan->unplannedPeakBytes;
     totals["unplanned_buffers"] = plan->unplannedBuffers;
   }
 
@@ -276,13 +312,16 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
     if (failed(profile))
       return std::nullopt;
     SegmentTable segments;
-    FlopCounts flops =
-        countFlops(getBackwardOp(function.getFunctionBody()), segments);
-    llvm::json::Array saved = reportSaved(*profile, segments);
+    SmallVector<LoopFigures> loops;
+    StepFlops flops =
+        countFlops(getBackwardOp(function.getFunctionBody()), segments, loops);
+    llvm::json::Array saved = reportSaved(*profile, segments, loops);
+    int64_t loopSavedBytes = 0, loopRecomputeFlops = 0;
 
     llvm::json::Object report{{"name", function.getName().str()}};
     report["segments"] = reportSegments(segments, *profile);
     report["saved"] = std::move(saved);
+    report["loops"] = reportLoops(loops, loopSavedBytes, loopRecomputeFlops);
     report["totals"] = llvm::json::Object{
         {"saved_activation_bytes", profile->savedActivationBytes},
         {"saved_argument_bytes", profile->savedArgumentBytes},
@@ -293,7 +332,9 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
         {"backward_flops", flops.backward},
         {"recompute_flops", flops.recompute},
         {"recomputed_ops", flops.recomputedOps},
-        {"ops_without_cost_model", flops.opsWithoutCost},
+        {"ops_without_cost_model", flops.opsWithoutCostModel},
+        {"loop_saved_bytes", loopSavedBytes},
+        {"loop_recompute_flops", loopRecomputeFlops},
     };
     addPlanFigures(function, profile->peakBytes, *report.getObject("totals"));
     if (std::optional<llvm::json::Object> plan = reportMarkPlan(function))
@@ -309,13 +350,23 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
                           total("static_peak_bytes"), total("arena_bytes"),
                           total("planned_buffers"),
                           total("arena_max_live_bytes"));
-      // Allocations the arena does not place (in loop bodies, say) count as
-      // if all were live at once: then the figure bounds the peak.
-      if (int64_t unplanned = total("unplanned_buffers")) {
+      // Allocations the arena does not place (in loop bodies, say) count
+      // from their op's position to their last use: then the figure bounds
+      // the peak.
+      int64_t unplanned = total("unplanned_buffers");
+      int64_t carried = total("carried_bytes");
+      if (unplanned || carried) {
         os << llvm::formatv("; {0} bytes in {1} allocations left to the "
-                            "allocator, counted as live at once",
+                            "allocator",
                             total("unplanned_bytes"), unplanned);
-        os << "): at least the heap peak of the generated code\n";
+        if (carried)
+          os << llvm::formatv(" and {0} bytes of loop carries (a second "
+                              "instance each)",
+                              carried);
+        os << llvm::formatv(", at most {0} bytes of them live at one "
+                            "position): at least the heap peak of the "
+                            "generated code\n",
+                            total("unplanned_peak_bytes"));
       } else {
         os << "): the heap peak of the generated code\n";
       }
@@ -346,6 +397,23 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
                           "recompute FLOPs: {2} in {3} recomputed ops\n",
                           total("forward_flops"), total("backward_flops"),
                           total("recompute_flops"), total("recomputed_ops"));
+      if (!function.getArray("loops")->empty())
+        os << llvm::formatv("  loops: {0} saved bytes, recompute FLOPs {1}\n",
+                            total("loop_saved_bytes"),
+                            total("loop_recompute_flops"));
+      for (const llvm::json::Value &loopValue : *function.getArray("loops")) {
+        const llvm::json::Object &loop = *loopValue.getAsObject();
+        os << "  loop at " << *loop.getString("location") << ": ";
+        if (std::optional<int64_t> trips = loop.getInteger("trip_count"))
+          os << *trips << " iterations";
+        else
+          os << "iterations unknown (counted as 0 FLOPs)";
+        os << llvm::formatv(", forward FLOPs {0}, {1} saved bytes, recompute "
+                            "FLOPs {2}\n",
+                            *loop.getInteger("forward_flops"),
+                            *loop.getInteger("saved_bytes"),
+                            *loop.getInteger("recompute_flops"));
+      }
       if (const llvm::json::Object *plan = function.getObject("plan")) {
         os << llvm::formatv("  plan: policy={0}, {1} segments",
                             *plan->getString("policy"),

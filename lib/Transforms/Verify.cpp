@@ -30,7 +30,8 @@ bool isBookkeeping(StringRef name) {
          name == RematDialect::kPolicyAttrName ||
          name == RematDialect::kNameAttrName ||
          name == RematDialect::kIdAttrName ||
-         name == RematDialect::kCloneOfAttrName;
+         name == RematDialect::kCloneOfAttrName ||
+         name == RematDialect::kRerunOfAttrName;
 }
 
 /// Returns the attributes of `op` (inherent and discardable) that define its

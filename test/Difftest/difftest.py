@@ -119,7 +119,8 @@ def check(tools, seed, size, policy, work, max_nodes=None, loops=False):
         if rc != 0:
             return ("crash" if crashed(rc) else "rejected", err, cmds)
         static = json.loads(stdout)["functions"][0]["totals"]
-        exact = static["unplanned_buffers"] == 0
+        exact = (static["unplanned_buffers"] == 0
+                 and static["carried_bytes"] == 0)
         if (static["static_peak_bytes"] != peak if exact
                 else static["static_peak_bytes"] < peak):
             return ("peak", f"{path}: static peak {static['static_peak_bytes']}"

@@ -6,7 +6,8 @@
 // iterations and no longer stacks its tanh; the backward loop walks the
 // blocks last first, reruns a block's 2 iterations from its checkpoint into
 // a 2-slot local stack, then runs the block's 2 backward iterations reading
-// slot 1 - t (iteration n - 1 - j = 2 b + 1 - t).
+// slot 1 - t (iteration n - 1 - j = 2 b + 1 - t). The rerun loop names the
+// loop over blocks (remat.rerun_of = its remat.id) for -remat-report.
 // CHECK-LABEL: func.func @scan
 // CHECK-SAME: (%[[X:.*]]: tensor<2xf32>, %[[DY:.*]]: tensor<2xf32>)
 // CHECK:      %[[CKE:.*]] = tensor.empty() : tensor<2x2xf32>
@@ -18,6 +19,7 @@
 // CHECK-NEXT:     %[[A:.*]] = math.tanh %[[HI]]
 // CHECK-NEXT:     scf.yield %[[A]]
 // CHECK:        scf.yield %[[IN]], %[[CK2]]
+// CHECK-NEXT: } {remat.id = 0 : i64}
 // CHECK:      remat.backward
 // CHECK:        scf.for %[[RB:.*]] = {{.*}} iter_args(%[[G:.*]] = %[[DY]])
 // CHECK-NEXT:     %[[BLK:.*]] = arith.subi %{{.*}}, %[[RB]]
@@ -29,6 +31,7 @@
 // CHECK-NEXT:       %[[AR:.*]] = math.tanh %[[HR]]
 // CHECK-NEXT:       %[[LOC2:.*]] = tensor.insert_slice %[[AR]] into %[[LOC]][%[[T]], 0] [1, 2] [1, 1]
 // CHECK-NEXT:       scf.yield %[[AR]], %[[LOC2]]
+// CHECK-NEXT:     } {remat.rerun_of = 0 : i64}
 // CHECK:          scf.for %[[TP:.*]] = {{.*}} iter_args(%[[GI:.*]] = %[[G]])
 // CHECK:            %[[AT:.*]] = arith.subi %{{.*}}, %[[TP]]
 // CHECK:            tensor.extract_slice %[[REC]]#1[%[[AT]], 0] [1, 2] [1, 1]

@@ -31,5 +31,6 @@ func.func @step(%x: tensor<2x2x4x4xf32>, %w: tensor<3x2x3x3xf32>) -> (tensor<2x3
 // CHECK-NEXT:  "arena_bytes": 960
 // CHECK-NEXT:  "arena_max_live_bytes": 960
 // CHECK-NEXT:  "backward_flops": 0
+// CHECK-NEXT:  "carried_bytes": 0
 // CHECK-NEXT:  "forward_flops": 3552
 // CHECK:       "ops_without_cost_model": 0

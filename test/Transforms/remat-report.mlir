@@ -55,7 +55,8 @@ func.func @step(%x: tensor<8x16xf32>, %w: tensor<16x16xf32>) -> (tensor<8x16xf32
 // AFTER:      segment 0: 5 ops, 4 recomputed (4224 FLOPs), 0 saved bytes
 // AFTER-NOT:  saved
 // The JSON has the same figures; llvm::json prints keys sorted.
-// JSON:       "name": "step"
+// JSON:       "loops": []
+// JSON-NEXT:  "name": "step"
 // JSON:       "ops": 5
 // JSON-NEXT:  "recompute_flops": 4224
 // JSON-NEXT:  "recomputed_ops": 4
@@ -66,7 +67,10 @@ func.func @step(%x: tensor<8x16xf32>, %w: tensor<16x16xf32>) -> (tensor<8x16xf32
 // JSON-NEXT:  "arena_bytes": 1024
 // JSON-NEXT:  "arena_max_live_bytes": 1024
 // JSON-NEXT:  "backward_flops": 256
+// JSON-NEXT:  "carried_bytes": 0
 // JSON-NEXT:  "forward_flops": 4352
+// JSON-NEXT:  "loop_recompute_flops": 0
+// JSON-NEXT:  "loop_saved_bytes": 0
 // JSON-NEXT:  "model_peak_at": "{{.*}}remat-report.mlir:9:8"
 // JSON-NEXT:  "model_peak_bytes": 1024
 // JSON-NEXT:  "ops_without_cost_model": 0

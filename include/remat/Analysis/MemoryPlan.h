@@ -83,6 +83,20 @@ struct StepBuffers {
   llvm::SmallVector<mlir::Operation *> unplanned;
   /// Bytes of the unplanned allocations of static size (rounded).
   int64_t unplannedBytes = 0;
+  /// Bytes of the buffers loops carry from one iteration to the next: the
+  /// most, over the ops of the function body, of the memref iter_args of
+  /// the loops nested in one (static sizes, rounded; an iter_arg yielded
+  /// back unchanged carries nothing). An iteration allocates its result
+  /// before the buffer it got from the previous one is freed, so an
+  /// allocation a running loop yields can have two instances live at once.
+  int64_t carriedBytes = 0;
+  /// The most bytes of unplanned allocations and carries live at one
+  /// position: an unplanned allocation counts from the position of its op
+  /// (or of the op of the function body around it) to that of the last use
+  /// of any of its views, its deallocations included, and a loop's carries
+  /// at the position of the op around it. All of them when the body has
+  /// more than one block.
+  int64_t unplannedPeakBytes = 0;
 };
 
 /// Collects the buffers of `function` (bufferized, deallocations placed).
@@ -95,12 +109,15 @@ bool mustKeepReturnedBuffers(mlir::func::FuncOp function);
 
 /// The static memory plan of a step as its lowering will allocate it.
 struct StepMemoryPlan {
-  /// The allocator's peak of the generated code: the arena plus the
-  /// unplanned allocations (exact when there are none).
+  /// The allocator's peak of the generated code: the arena plus the most
+  /// bytes of unplanned allocations and carries live at one position
+  /// (exact when there are none, an upper bound otherwise).
   int64_t peakBytes = 0;
   int64_t arenaBytes = 0;
   int64_t maxLiveBytes = 0;
   int64_t unplannedBytes = 0;
+  int64_t carriedBytes = 0;
+  int64_t unplannedPeakBytes = 0;
   int64_t plannedBuffers = 0;
   int64_t unplannedBuffers = 0;
 };

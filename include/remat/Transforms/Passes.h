@@ -26,6 +26,9 @@ enum class MarkPolicy { Annotations, Sequential, Sqrt, Selective, Budget };
 /// The option value that names `policy`, as remat.plan records it.
 llvm::StringRef stringifyMarkPolicy(MarkPolicy policy);
 
+/// How -remat-checkpoint-loops chooses each scan's k (its `policy` option).
+enum class LoopPolicy { Sqrt, Every, Budget };
+
 /// The output format of -remat-report (its `format` option).
 enum class ReportFormat { Text, Json };
 

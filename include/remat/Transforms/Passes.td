@@ -184,18 +184,56 @@ def RematCheckpointLoopsPass
     iterations writing their slots t into local stacks of k slots, then runs
     the k backward iterations reading slot k - 1 - t. The recomputed
     iterations are the forward's ops on the same values, so the results are
-    bit-identical. `every=0` (the default) takes k the largest divisor of n
-    not above sqrt(n); a k that does not divide n leaves the loop alone.
+    bit-identical. The loop over blocks gets a new `remat.id = N` and the
+    backward's rerun loop and the ops of its body `remat.rerun_of = N`,
+    which -remat-report counts as recompute FLOPs of that scan.
+
+    k comes from `policy`:
+
+    * `sqrt` (the default): the largest divisor of n not above sqrt(n).
+    * `every`: `every=K` (K >= 1; `every=K` alone selects this policy, and
+      `every=1` saves every iteration's carry); a K that does not divide n
+      leaves the loop alone.
+    * `budget`: the choice of least recompute FLOPs whose predicted peak is
+      at most `budget-bytes=B`, ties broken by the lower peak. Each scan is
+      left alone or checkpointed at a divisor k of n; with one level of
+      checkpoints every k reruns each iteration once, so the recompute FLOPs
+      depend only on which scans are checkpointed, and k only moves the
+      peak. Each choice is measured as -remat-mark's budget policy measures a
+      marking: this pass's own rewrite applied to a copy of the module, the
+      memory plan of `plan-pipeline` (the static peak -remat-report states),
+      the recompute FLOPs -remat-report counts. The untouched step first (if
+      it fits, nothing is rewritten); else each scan's k is the divisor of
+      least peak with the other scans at their sqrt k (ties to the divisor
+      nearest that k), and every subset of the scans (at most 8) is measured
+      with those k. A remark states the choice, its predicted peak and FLOPs;
+      no choice within the budget is an error naming the least peak reached.
   }];
   let options = [
+    Option<"policy", "policy", "remat::LoopPolicy",
+           /*default=*/"remat::LoopPolicy::Sqrt", "How k is chosen",
+           [{::llvm::cl::values(
+             clEnumValN(remat::LoopPolicy::Sqrt, "sqrt",
+                        "the largest divisor of n not above sqrt(n)"),
+             clEnumValN(remat::LoopPolicy::Every, "every", "every=K"),
+             clEnumValN(remat::LoopPolicy::Budget, "budget",
+                        "least recompute within budget-bytes"))}]>,
     Option<"every", "every", "unsigned", /*default=*/"0",
-           "Save the carries every k iterations (0: k near sqrt(n))">
+           "policy=every: save the carries every K iterations (0: policy=sqrt)">,
+    Option<"budgetBytes", "budget-bytes", "int64_t", /*default=*/"0",
+           "policy=budget: the most bytes the predicted peak may take">,
+    Option<"planPipeline", "plan-pipeline", "std::string",
+           /*default=*/"\"\"",
+           "policy=budget: module pass pipeline that bufferizes a copy of the "
+           "step for its memory plan (default: remat::kBufferizePipeline)">
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::scf::SCFDialect",
                            "mlir::tensor::TensorDialect"];
   let statistics = [
-    Statistic<"numLoops", "checkpointed-loops", "Scans that save every k-th carry">
+    Statistic<"numLoops", "checkpointed-loops", "Scans that save every k-th carry">,
+    Statistic<"numEvaluated", "evaluated-choices",
+              "Choices of policy=budget measured on their memory plans">
   ];
 }
 
@@ -204,8 +242,8 @@ def RematVerifyPass : Pass<"remat-verify", "mlir::func::FuncOp"> {
   let description = [{
     The determinism check. Every op carrying `remat.clone_of = N` must have
     the same op name, attributes (other than remat's bookkeeping:
-    `remat.id`, `remat.clone_of`, `remat.segment`, `remat.policy`,
-    `remat.name`), result types, regions and equivalent operands as the
+    `remat.id`, `remat.clone_of`, `remat.rerun_of`, `remat.segment`,
+    `remat.policy`, `remat.name`), result types, regions and equivalent operands as the
     forward op with `remat.id = N`. An operand is equivalent when it is the
     same value, a `remat.barrier` result whose input is equivalent, the
     same-numbered result of a clone whose original defines the original
@@ -239,9 +277,15 @@ def RematReportPass : Pass<"remat-report", "mlir::ModuleOp"> {
     ops, the recomputed ops (clones whose original is in the segment) and the
     saved values defined by the segment (location and bytes), and in total:
     saved-activation bytes, saved-argument bytes, the static peak, forward
-    FLOPs and recompute FLOPs
-    (the FLOPs of the ops carrying `remat.clone_of`), through the cost model
-    (remat::CostOpInterface). The static peak is the step's memory plan
+    FLOPs and recompute FLOPs (the FLOPs of the ops carrying
+    `remat.clone_of` or `remat.rerun_of`, times the iterations of the
+    backward loops around them), through the cost model
+    (remat::CostOpInterface: an `scf.for` with constant bounds costs its
+    trip count times its body, an `scf.if` its costlier branch). Per
+    `scf.for` of the forward, it also reports the loop's trip count, FLOPs,
+    saved bytes (its results the backward reads: the stacks, or the
+    checkpoints after -remat-checkpoint-loops) and recompute FLOPs (its
+    clones' and its rerun loops'), and their sums. The static peak is the step's memory plan
     (remat::computeStepMemoryPlan): a copy of the module is bufferized the
     way both lowerings do and its buffers placed in one arena by the code of
     -remat-plan-arena, so it is the allocator's peak of the generated code,

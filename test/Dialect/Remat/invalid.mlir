@@ -288,6 +288,26 @@ func.func @clone_of_in_forward(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// Checks that a rerun mark, like a clone's, belongs in the backward region.
+func.func @rerun_of_in_forward(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'arith.addf' op 'remat.rerun_of' marks recomputed ops; it is only allowed inside 'remat.backward'}}
+  %y = arith.addf %x, %x {remat.rerun_of = 0 : i64} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @negative_rerun_of(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %g = remat.backward {
+    // expected-error @+1 {{'arith.mulf' op 'remat.rerun_of' must be a non-negative i64, got -1 : i64}}
+    %d = arith.mulf %x, %x {remat.rerun_of = -1 : i64} : tensor<4xf32>
+    remat.yield %d : tensor<4xf32>
+  } : tensor<4xf32>
+  return %g : tensor<4xf32>
+}
+
+// -----
+
 func.func @id_in_backward(%x: tensor<4xf32>) -> tensor<4xf32> {
   %g = remat.backward {
     // expected-error @+1 {{'arith.mulf' op 'remat.id' marks forward ops; it is not allowed inside 'remat.backward'}}

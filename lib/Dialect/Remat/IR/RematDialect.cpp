@@ -158,7 +158,8 @@ LogicalResult RematDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
 
-  if (name == kIdAttrName || name == kCloneOfAttrName) {
+  if (name == kIdAttrName || name == kCloneOfAttrName ||
+      name == kRerunOfAttrName) {
     if (!isSegmentId(value))
       return op->emitOpError()
              << "'" << name << "' must be a non-negative i64, got " << value;
@@ -167,7 +168,7 @@ LogicalResult RematDialect::verifyOperationAttribute(Operation *op,
       return op->emitOpError() << "'" << name
                                << "' marks forward ops; it is not allowed "
                                   "inside 'remat.backward'";
-    if (name == kCloneOfAttrName && !inBackward)
+    if (name != kIdAttrName && !inBackward)
       return op->emitOpError() << "'" << name
                                << "' marks recomputed ops; it is only allowed "
                                   "inside 'remat.backward'";

@@ -50,6 +50,14 @@ def Remat_Dialect : Dialect {
     * `remat.clone_of = N : i64` on an op of the backward region: it is a
       recomputed copy of the forward op with `remat.id = N`.
 
+    Written by `-remat-checkpoint-loops`, read by `-remat-report`:
+
+    * `remat.rerun_of = N : i64` on an op of the backward region (the loop
+      that reruns a block of a checkpointed scan's iterations, and the ops
+      of its body): it recomputes iterations of the forward loop with
+      `remat.id = N` (the loop over blocks). It is not a copy of that loop,
+      so `-remat-verify` does not compare the two.
+
     Written by `-remat-mark` (any policy but `annotations`) and printed by
     `-remat-report`:
 
@@ -70,6 +78,7 @@ def Remat_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kRngSeedAttrName = "remat.rng_seed";
     static constexpr ::llvm::StringLiteral kIdAttrName = "remat.id";
     static constexpr ::llvm::StringLiteral kCloneOfAttrName = "remat.clone_of";
+    static constexpr ::llvm::StringLiteral kRerunOfAttrName = "remat.rerun_of";
     static constexpr ::llvm::StringLiteral kPlanAttrName = "remat.plan";
   }];
 }
