@@ -100,12 +100,11 @@ def make_backend(policy="budget", budget=0.5, backend="inductor", remat_opt=None
         # aot_eager runs PyTorch's own ATen kernels, as min-cut's graphs do
         # (layer norm and its backward in one kernel each, not decomposed
         # into ops that each allocate); the partition lowers such ops
-        # through their decompositions. CPU flash attention's backward has
-        # none, so its forward is decomposed where it is traced.
-        decompositions = core_aten_decompositions()
-        if backend == "aot_eager":
-            flash = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default
-            decompositions = {flash: decompositions[flash]}
+        # through their decompositions in remat's IR only. None is applied
+        # to the graph: CPU flash attention's forward decomposed beside its
+        # real backward kernel gives that kernel an output it reads wrongly
+        # (ViT's gradients were off once the class token was not zero).
+        decompositions = core_aten_decompositions() if backend != "aot_eager" else {}
         return aot_autograd(fw_compiler=inner, bw_compiler=inner, partition_fn=part,
                             decompositions=decompositions)(gm, example_inputs)
 
