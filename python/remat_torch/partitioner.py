@@ -612,9 +612,10 @@ def _tensor_like(torch, val):
     return torch.zeros(val.shape, dtype=val.dtype)
 
 
-def _profiled_peak(torch, fn):
+def profiled_peak(fn):
     """The most bytes the CPU allocator holds above its level while fn()
-    runs (the profiler's allocation and free events in time order)."""
+    runs: PyTorch's profiler's allocation and free events, in time order
+    (events of the same timestamp in the order recorded)."""
     from torch.profiler import ProfilerActivity, profile
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         fn()
@@ -674,7 +675,7 @@ class KernelScratch:
                     _tensor_like(torch, x)) if isinstance(x, torch.Tensor) else x
                         for x in flat]
                 args, kwargs = torch.utils._pytree.tree_unflatten(real, spec)
-                return _profiled_peak(torch, lambda: target(*args, **kwargs))
+                return profiled_peak(lambda: target(*args, **kwargs))
         except Exception:
             return 0
 

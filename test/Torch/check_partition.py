@@ -247,7 +247,7 @@ def cmd_missing(args):
 def measured_peak(compiled, model, inputs):
     """The peak bytes PyTorch's CPU allocator holds during one step above
     its level before it (profiler memory events), after a warm-up step."""
-    from torch.profiler import ProfilerActivity, profile
+    from remat_torch.partitioner import profiled_peak
 
     def step():
         for p in model.parameters():
@@ -259,16 +259,7 @@ def measured_peak(compiled, model, inputs):
     for p in model.parameters():
         p.grad = None
     gc.collect()
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        step()
-    # In time order; events of the same timestamp in the order recorded.
-    events = sorted((e for e in prof.profiler.kineto_results.events()
-                     if e.name() == "[memory]"), key=lambda e: e.start_ns())
-    level = peak = 0
-    for e in events:
-        level += e.nbytes()
-        peak = max(peak, level)
-    return peak
+    return profiled_peak(step)
 
 
 def cmd_peak(args):
