@@ -167,13 +167,12 @@ static LogicalResult vectorizeTile(RewriterBase &rewriter, linalg::LinalgOp op,
 ///
 /// The leading parallel dimensions are one scf.parallel (their tiles are
 /// independent: -remat-outline-parallel-loops may run them on several
-/// threads), the others scf.for loops in order. An op whose first
-/// dimension is a reduction (a bias gradient's sum over the batch, batch
-/// norm's sums over all but the channels) would have no parallel loop
-/// outermost; its parallel dimensions, the innermost one's full vector
-/// tiles included, move out of the reduction loops into the scf.parallel.
-/// Every output element is still one iteration's, accumulated over the
-/// reduction dimensions in their order: the results are bit-identical.
+/// threads), the others scf.for loops in order. An op whose first loop is
+/// a reduction (batch norm's per-channel sums of NCHW values) would have
+/// no parallel loop outermost: its parallel dimensions but the innermost
+/// move out of the reduction loops into the scf.parallel. Every output
+/// element is still one iteration's, accumulated over the reduction
+/// dimensions in their order: the results are bit-identical.
 static LogicalResult tileAndVectorize(RewriterBase &rewriter,
                                       linalg::LinalgOp op, int64_t lanes) {
   Location loc = op.getLoc();
@@ -193,90 +192,60 @@ static LogicalResult tileAndVectorize(RewriterBase &rewriter,
   while (leading < innermost && isParallel(leading))
     ++leading;
   bool hoist = llvm::all_of(llvm::seq(0u, leading),
-                            [&](unsigned dim) { return ranges[dim] == 1; }) &&
-               llvm::any_of(llvm::seq(0u, innermost), [&](unsigned dim) {
-                 return !isParallel(dim) && ranges[dim] > 1;
-               });
+                            [&](unsigned dim) { return ranges[dim] == 1; });
+  SmallVector<OpFoldResult> outer(innermost, rewriter.getIndexAttr(0));
   SmallVector<unsigned> parallelDims;
-  for (unsigned dim = 0; dim < innermost; ++dim)
-    if (ranges[dim] > 1 && isParallel(dim) && (dim < leading || hoist))
-      parallelDims.push_back(dim);
-  int64_t full = ranges[innermost] / lanes * lanes;
-  bool tilesOutside = hoist && isParallel(innermost) && full > lanes;
-
-  int64_t rest = ranges[innermost] - full;
-
-  // One loop nest: the parallel loops (and, with `tiles`, the innermost
-  // dimension's full tiles), the other loops in order, then inside them
-  // the innermost dimension's full tiles (with `inner`) and its remainder
-  // (with `remainder`).
-  auto emitNest = [&](bool tiles, bool inner, bool remainder) -> LogicalResult {
-    OpBuilder::InsertionGuard nestGuard(rewriter);
-    SmallVector<OpFoldResult> outer(innermost, rewriter.getIndexAttr(0));
-    SmallVector<Value> lowers, uppers, steps;
-    for (unsigned dim : parallelDims) {
-      lowers.push_back(constant(0));
-      uppers.push_back(constant(ranges[dim]));
-      steps.push_back(constant(1));
-    }
-    if (tiles) {
-      lowers.push_back(constant(0));
-      uppers.push_back(constant(full));
-      steps.push_back(constant(lanes));
-    }
-    Value tile;
-    if (!lowers.empty()) {
-      auto loop = scf::ParallelOp::create(rewriter, loc, lowers, uppers, steps);
-      rewriter.setInsertionPointToStart(loop.getBody());
-      SmallVector<Value> ivs(loop.getInductionVars());
-      for (auto [dim, iv] : llvm::zip(parallelDims, ivs))
-        outer[dim] = iv;
-      if (tiles)
-        tile = ivs.back();
-    }
-    for (unsigned dim = 0; dim < innermost; ++dim) {
-      if (ranges[dim] == 1 || llvm::is_contained(parallelDims, dim))
-        continue;
-      auto loop = scf::ForOp::create(rewriter, loc, constant(0),
-                                     constant(ranges[dim]), constant(1));
-      rewriter.setInsertionPointToStart(loop.getBody());
-      outer[dim] = loop.getInductionVar();
-    }
-    if (tiles)
-      return vectorizeTile(rewriter, op, outer, tile, lanes);
-    if (inner && full == lanes) {
-      if (failed(vectorizeTile(rewriter, op, outer, rewriter.getIndexAttr(0),
-                               lanes)))
-        return failure();
-    } else if (inner) {
-      OpBuilder::InsertionGuard loopGuard(rewriter);
-      if (isParallel(innermost)) {
-        auto loop = scf::ParallelOp::create(rewriter, loc, constant(0),
-                                            constant(full), constant(lanes));
-        rewriter.setInsertionPointToStart(loop.getBody());
-        tile = loop.getInductionVars().front();
-      } else {
-        auto loop = scf::ForOp::create(rewriter, loc, constant(0),
-                                       constant(full), constant(lanes));
-        rewriter.setInsertionPointToStart(loop.getBody());
-        tile = loop.getInductionVar();
-      }
-      if (failed(vectorizeTile(rewriter, op, outer, tile, lanes)))
-        return failure();
-    }
-    if (remainder)
-      return vectorizeTile(rewriter, op, outer, rewriter.getIndexAttr(full),
-                           rest);
-    return success();
-  };
-
-  if (tilesOutside) {
-    if (failed(emitNest(/*tiles=*/true, false, false)) ||
-        (rest && failed(emitNest(false, false, /*remainder=*/true))))
-      return failure();
-  } else if (failed(emitNest(false, /*inner=*/full > 0, /*remainder=*/rest))) {
-    return failure();
+  SmallVector<Value> lowers, uppers, steps;
+  for (unsigned dim = 0; dim < innermost; ++dim) {
+    if (ranges[dim] == 1 || !isParallel(dim) || (dim >= leading && !hoist))
+      continue;
+    parallelDims.push_back(dim);
+    lowers.push_back(constant(0));
+    uppers.push_back(constant(ranges[dim]));
+    steps.push_back(constant(1));
   }
+  if (!parallelDims.empty()) {
+    auto loop = scf::ParallelOp::create(rewriter, loc, lowers, uppers, steps);
+    rewriter.setInsertionPointToStart(loop.getBody());
+    for (auto [dim, iv] :
+         llvm::zip_equal(parallelDims, loop.getInductionVars()))
+      outer[dim] = iv;
+  }
+  for (unsigned dim = 0; dim < innermost; ++dim) {
+    if (ranges[dim] == 1 || llvm::is_contained(parallelDims, dim))
+      continue;
+    auto loop = scf::ForOp::create(rewriter, loc, constant(0),
+                                   constant(ranges[dim]), constant(1));
+    rewriter.setInsertionPointToStart(loop.getBody());
+    outer[dim] = loop.getInductionVar();
+  }
+
+  int64_t full = ranges[innermost] / lanes * lanes;
+  if (full == lanes) {
+    if (failed(vectorizeTile(rewriter, op, outer, rewriter.getIndexAttr(0),
+                             lanes)))
+      return failure();
+  } else {
+    OpBuilder::InsertionGuard loopGuard(rewriter);
+    Value tile;
+    if (linalg::isParallelIterator(iterators[innermost])) {
+      auto loop = scf::ParallelOp::create(rewriter, loc, constant(0),
+                                          constant(full), constant(lanes));
+      rewriter.setInsertionPointToStart(loop.getBody());
+      tile = loop.getInductionVars().front();
+    } else {
+      auto loop = scf::ForOp::create(rewriter, loc, constant(0), constant(full),
+                                     constant(lanes));
+      rewriter.setInsertionPointToStart(loop.getBody());
+      tile = loop.getInductionVar();
+    }
+    if (failed(vectorizeTile(rewriter, op, outer, tile, lanes)))
+      return failure();
+  }
+  if (int64_t rest = ranges[innermost] - full)
+    if (failed(vectorizeTile(rewriter, op, outer, rewriter.getIndexAttr(full),
+                             rest)))
+      return failure();
   rewriter.eraseOp(op);
   return success();
 }

@@ -43,13 +43,12 @@ func.func @row_sum(%x: memref<4x20xf32>, %s: memref<4xf32>) {
 
 // Checks that a sum over the outer dimension (a bias gradient) adds whole
 // vectors of rows into the accumulator row, with no horizontal reduction:
-// the column tiles are independent (scf.parallel, outermost, so that
-// -remat-outline-parallel-loops can run them on several threads), each
-// adds the rows in order (scf.for).
+// the rows in order (scf.for), the column tiles of a row independent
+// (scf.parallel).
 // CHECK-LABEL: func.func @column_sum(
 // CHECK-SAME:      %[[X:[^:]*]]: memref<4x16xf32>, %[[S:[^:]*]]: memref<16xf32>
-// CHECK:         scf.parallel (%[[J:.*]]) =
-// CHECK:           scf.for %[[I:.*]] =
+// CHECK:         scf.for %[[I:.*]] =
+// CHECK:           scf.parallel (%[[J:.*]]) =
 // CHECK:             %[[V:.*]] = vector.load %[[X]][%[[I]], %[[J]]] : memref<4x16xf32>, vector<8xf32>
 // CHECK:             %[[ACC:.*]] = vector.load %[[S]][%[[J]]] : memref<16xf32>, vector<8xf32>
 // CHECK:             %[[R:.*]] = arith.addf %[[V]], %[[ACC]] : vector<8xf32>

@@ -2,11 +2,11 @@
 // the runtime's pool: an elementwise op with a broadcast and erf (vector
 // tiles, libm lane by lane), a softmax over rows of odd width (row
 // reductions in order inside each unit), a transpose (scalar loops) and a
-// 2x2 max pooling (windows, scalar loops), a bias gradient (a sum over
-// rows: its column tiles split, each adding the rows in order); and loops
-// that stay on one thread: the fills of 256 accumulators and a small
-// elementwise op. Random float inputs: any change in the order of a sum
-// shows in the bits.
+// 2x2 max pooling (windows, scalar loops); and loops that stay on one
+// thread: a bias gradient (a sum over rows, in order, of columns too few to
+// split per row), the fills of 256 accumulators and a small elementwise
+// op. Random float inputs: any change in the order of a sum shows in the
+// bits.
 #row = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d0)>
 #bias = affine_map<(d0, d1) -> (d1)>
