@@ -8,6 +8,7 @@
 #include "remat/Conversion/InitLowering.h"
 #include "remat/Conversion/Passes.h"
 #include "remat/Dialect/Remat/IR/RematDialect.h"
+#include "remat/Support/ParserHazards.h"
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -36,6 +37,7 @@
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 /// Prints the diagnostics that have no location as command-line errors of
@@ -139,6 +141,14 @@ int main(int argc, char **argv) {
     llvm::errs() << "remat-opt: " << error << "\n";
     return EXIT_FAILURE;
   }
+  // Inputs MLIR 22's parser would crash on are rejected before it runs.
+  llvm::SourceMgr hazards;
+  hazards.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBuffer(input->getMemBufferRef(),
+                                       /*RequiresNullTerminator=*/false),
+      llvm::SMLoc());
+  if (failed(remat::checkParserHazards(hazards, llvm::errs())))
+    return EXIT_FAILURE;
   std::unique_ptr<llvm::ToolOutputFile> output =
       mlir::openOutputFile(outputFilename, &error);
   if (!output) {

@@ -19,6 +19,7 @@
 #include "remat/Conversion/InitLowering.h"
 #include "remat/Conversion/Passes.h"
 #include "remat/Dialect/Remat/IR/RematOps.h"
+#include "remat/Support/ParserHazards.h"
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -525,6 +526,8 @@ Program compile(MLIRContext &context, StringRef path) {
   sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   // Diagnostics of the parser and of the lowering point into the file.
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  if (failed(checkParserHazards(sourceMgr, llvm::errs())))
+    std::exit(kExitUsage);
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module || failed(verifyTensorSizes(*module)))
     std::exit(kExitUsage);

@@ -1,0 +1,301 @@
+//===- ParserHazards.cpp - Inputs MLIR 22's parser crashes on -------------===//
+//
+// A scan of textual IR for the op forms MLIR 22's parser crashes on (found
+// by fuzz/remat-fuzz; test/Malformed/upstream-linalg-*.mlir). It reads just
+// enough of MLIR's lexical structure not to be fooled by comments, strings
+// and names: bare identifiers, `//` comments, string literals, and the
+// sigils that start the names of values, blocks, symbols, attributes and
+// types.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Support/ParserHazards.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace llvm;
+
+namespace {
+
+/// A cursor over textual IR that skips what MLIR's lexer skips.
+class Scanner {
+public:
+  explicit Scanner(StringRef text, size_t position = 0)
+      : text(text), position(position) {}
+
+  size_t getOffset() const { return position; }
+  bool atEnd() const { return position >= text.size(); }
+  char peek() const { return atEnd() ? '\0' : text[position]; }
+  void skip() { ++position; }
+
+  /// Skips whitespace and `//` comments (MLIR's lexer skips space, tab,
+  /// newline and carriage return; not '\v' or '\f').
+  void skipSpace() {
+    while (!atEnd()) {
+      char c = peek();
+      if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+        ++position;
+      } else if (text.drop_front(position).starts_with("//")) {
+        size_t end = text.find('\n', position);
+        position = end == StringRef::npos ? text.size() : end;
+      } else {
+        return;
+      }
+    }
+  }
+
+  /// Skips the string literal that starts here, escapes included.
+  void skipString() {
+    for (++position; !atEnd(); ++position) {
+      if (peek() == '\\') {
+        ++position;
+      } else if (peek() == '"' || peek() == '\n') {
+        ++position;
+        return;
+      }
+    }
+  }
+
+  /// Whether `c` continues a bare identifier (`linalg.transpose`); the
+  /// names after sigils (`%x-1`) may also hold '-'.
+  static bool isIdentifierChar(char c, bool afterSigil = false) {
+    return isAlnum(c) || c == '_' || c == '$' || c == '.' ||
+           (afterSigil && c == '-');
+  }
+
+  /// Reads the identifier, or the name after a sigil, that starts here.
+  StringRef readIdentifier(bool afterSigil = false) {
+    size_t start = position;
+    while (!atEnd() && isIdentifierChar(peek(), afterSigil))
+      ++position;
+    return text.slice(start, position);
+  }
+
+  /// Whether a list of integers, `[` i64s separated by commas `]`, starts
+  /// here (the parser also mishandles an integer too large for an i64).
+  bool readIntegerList() {
+    if (peek() != '[')
+      return false;
+    ++position;
+    skipSpace();
+    if (peek() == ']')
+      return true;
+    while (true) {
+      size_t start = position;
+      if (peek() == '-')
+        ++position;
+      while (isDigit(peek()))
+        ++position;
+      int64_t value;
+      if (text.slice(start, position).getAsInteger(10, value))
+        return false;
+      skipSpace();
+      if (peek() == ']')
+        return true;
+      if (peek() != ',')
+        return false;
+      ++position;
+      skipSpace();
+    }
+  }
+
+  /// Whether a list of string literals, `[` strings separated by commas
+  /// `]`, starts here.
+  bool readStringList() {
+    if (peek() != '[')
+      return false;
+    ++position;
+    skipSpace();
+    if (peek() == ']')
+      return true;
+    while (true) {
+      if (peek() != '"')
+        return false;
+      skipString();
+      skipSpace();
+      if (peek() == ']')
+        return true;
+      if (peek() != ',')
+        return false;
+      ++position;
+      skipSpace();
+    }
+  }
+
+  /// Moves to the next bare identifier outside the parentheses, brackets
+  /// and braces that open from here on, and returns it; returns an empty
+  /// reference at anything else (the next op's `%` result, a region's end).
+  StringRef nextTopLevelIdentifier() {
+    int depth = 0;
+    while (true) {
+      skipSpace();
+      if (atEnd())
+        return {};
+      char c = peek();
+      if (c == '"') {
+        skipString();
+      } else if (c == '(' || c == '[' || c == '{') {
+        ++depth;
+        ++position;
+      } else if (c == ')' || c == ']' || c == '}') {
+        if (--depth < 0)
+          return {};
+        ++position;
+      } else if (depth > 0) {
+        if (isIdentifierChar(c))
+          readIdentifier();
+        else
+          ++position;
+      } else if (isAlpha(c) || c == '_') {
+        return readIdentifier();
+      } else {
+        return {};
+      }
+    }
+  }
+
+private:
+  StringRef text;
+  size_t position;
+};
+
+} // namespace
+
+/// The hazard of the attribute dictionary of a linalg.generic that starts
+/// at `scanner`, if any: its parser formats an error about an
+/// `iterator_types` element that is not a string from memory it does not
+/// own, and crashes.
+static std::optional<remat::ParserHazard>
+checkGenericAttributes(Scanner scanner) {
+  scanner.skip();
+  int depth = 0;
+  while (true) {
+    scanner.skipSpace();
+    if (scanner.atEnd())
+      return std::nullopt;
+    char c = scanner.peek();
+    if (c == '"') {
+      scanner.skipString();
+    } else if (c == '-') {
+      // The arrow of an affine map is no closing angle.
+      scanner.skip();
+      if (scanner.peek() == '>')
+        scanner.skip();
+    } else if (c == '(' || c == '[' || c == '{' || c == '<') {
+      ++depth;
+      scanner.skip();
+    } else if (c == ')' || c == ']' || c == '}' || c == '>') {
+      if (--depth < 0)
+        return std::nullopt;
+      scanner.skip();
+    } else if (c == '%' || c == '^' || c == '@' || c == '#' || c == '!') {
+      scanner.skip();
+      scanner.readIdentifier(/*afterSigil=*/true);
+    } else if (!Scanner::isIdentifierChar(c)) {
+      scanner.skip();
+    } else if (size_t at = scanner.getOffset();
+               scanner.readIdentifier() == "iterator_types" && depth == 0) {
+      scanner.skipSpace();
+      if (scanner.peek() != '=')
+        continue;
+      scanner.skip();
+      scanner.skipSpace();
+      if (scanner.peek() != '[' || scanner.readStringList())
+        return std::nullopt;
+      return remat::ParserHazard{
+          at, "`iterator_types` of linalg.generic must be a list of strings "
+              "(\"parallel\", \"reduction\"): MLIR 22's parser crashes on "
+              "anything else, so remat rejects the file before parsing it"};
+    }
+  }
+}
+
+/// The hazard of the linalg op `name` (without `linalg.`) whose custom form
+/// continues at `scanner`, if any.
+static std::optional<remat::ParserHazard> checkLinalgOp(StringRef name,
+                                                        Scanner scanner) {
+  scanner.skipSpace();
+  if (scanner.peek() == '<') {
+    size_t at = scanner.getOffset();
+    scanner.skip();
+    scanner.skipSpace();
+    if (scanner.peek() == '{')
+      return std::nullopt;
+    return remat::ParserHazard{
+        at, ("`<` after linalg." + name +
+             " must open a properties dictionary `<{...}>`: MLIR 22's "
+             "parsers of linalg ops take any attribute there for one and "
+             "crash, so remat rejects the file before parsing it")
+                .str()};
+  }
+  if (name == "generic" && scanner.peek() == '{')
+    return checkGenericAttributes(scanner);
+  StringRef key = StringSwitch<StringRef>(name)
+                      .Case("transpose", "permutation")
+                      .Cases({"broadcast", "reduce"}, "dimensions")
+                      .Default("");
+  if (key.empty())
+    return std::nullopt;
+  // `ins(...) outs(...) key = [...]`: the key is the first identifier
+  // outside the operand lists.
+  StringRef word = scanner.nextTopLevelIdentifier();
+  while (word == "ins" || word == "outs")
+    word = scanner.nextTopLevelIdentifier();
+  if (word != key)
+    return std::nullopt;
+  size_t at = scanner.getOffset() - key.size();
+  scanner.skipSpace();
+  if (scanner.peek() != '=')
+    return std::nullopt;
+  scanner.skip();
+  scanner.skipSpace();
+  if (scanner.readIntegerList())
+    return std::nullopt;
+  return remat::ParserHazard{
+      at, ("`" + key + " =` of linalg." + name +
+           " must be followed by a list of integers `[...]`: MLIR 22's "
+           "parser crashes on anything else, so remat rejects the file "
+           "before parsing it")
+              .str()};
+}
+
+std::optional<remat::ParserHazard> remat::findParserHazard(StringRef text) {
+  Scanner scanner(text);
+  while (true) {
+    scanner.skipSpace();
+    if (scanner.atEnd())
+      return std::nullopt;
+    char c = scanner.peek();
+    if (c == '"') {
+      // Strings, and with them the generic form of every op.
+      scanner.skipString();
+    } else if (c == '%' || c == '^' || c == '@' || c == '#' || c == '!') {
+      // A sigil: the name after it (%x, ^bb0, @f, #linalg.iterator_type,
+      // !llvm.ptr) is not an op's.
+      scanner.skip();
+      scanner.readIdentifier(/*afterSigil=*/true);
+    } else if (Scanner::isIdentifierChar(c)) {
+      StringRef word = scanner.readIdentifier();
+      if (word.consume_front("linalg."))
+        if (std::optional<ParserHazard> hazard = checkLinalgOp(word, scanner))
+          return hazard;
+    } else {
+      scanner.skip();
+    }
+  }
+}
+
+LogicalResult remat::checkParserHazards(const SourceMgr &sourceMgr,
+                                        raw_ostream &os) {
+  const MemoryBuffer *buffer =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+  std::optional<ParserHazard> hazard = findParserHazard(buffer->getBuffer());
+  if (!hazard)
+    return success();
+  sourceMgr.PrintMessage(
+      os, SMLoc::getFromPointer(buffer->getBufferStart() + hazard->offset),
+      SourceMgr::DK_Error, hazard->message);
+  return failure();
+}
