@@ -290,7 +290,6 @@ public:
   int64_t getLowerBound(int64_t budget) { return answer(budget).lowerBound; }
 
 private:
-  void add(Marking marking);
   const PlanPoint *bestInPool(int64_t budget) const;
   void solveIlp(int64_t budget, BudgetAnswer &result);
   int64_t relaxationBound(int64_t budget, bool &infeasible) const;
