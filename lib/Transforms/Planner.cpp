@@ -737,9 +737,10 @@ BudgetPlanner::BudgetPlanner(const MarkingProblem &problem,
   peakLowerBound = exhaustive ? minPeak : problem.getRelaxationPeakBound();
 }
 
-const PlanPoint *BudgetPlanner::bestInPool(int64_t budget) const {
+const PlanPoint *findCheapestWithin(ArrayRef<PlanPoint> points,
+                                    int64_t budget) {
   const PlanPoint *best = nullptr;
-  for (const PlanPoint &point : candidates) {
+  for (const PlanPoint &point : points) {
     if (point.cost.peakBytes > budget)
       continue;
     if (!best ||
@@ -798,7 +799,7 @@ const BudgetAnswer &BudgetPlanner::answer(int64_t budget) {
   BudgetAnswer &result = it->second;
   if (!inserted)
     return result;
-  if (const PlanPoint *best = bestInPool(budget))
+  if (const PlanPoint *best = findCheapestWithin(candidates, budget))
     result.plan = *best;
   if (exhaustive) {
     result.method = BudgetMethod::Exhaustive;
