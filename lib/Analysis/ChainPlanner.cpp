@@ -372,6 +372,53 @@ int64_t ChainPlanner::inputBytes(Input input, unsigned s) const {
   return input != Free || s == 0 ? 0 : out[s - 1];
 }
 
+/// One call of bestLevel: the stages [s, t] at one level within `m` units,
+/// their input, and the best cost found so far with its choice.
+struct ChainPlanner::Level {
+  Level(const ChainPlanner &planner, Input input, unsigned s, unsigned t,
+        unsigned m, bool isTop, Choice *choice)
+      : planner(planner), input(input), s(s), t(t), m(m), isTop(isTop),
+        choice(choice), in(planner.inputBytes(input, s)),
+        overhead(isTop ? 0 : planner.backward[t]) {}
+
+  const ChainPlanner &planner;
+  Input input;
+  unsigned s, t, m;
+  bool isTop;
+  Choice *choice;
+  /// The input's bytes (inputBytes).
+  int64_t in;
+  /// The backward's own values while this level runs its forward: those of
+  /// the stage whose reader recomputes it.
+  int64_t overhead;
+  int64_t best = kInfeasible;
+
+  /// Takes `option` if `value` is below the best so far.
+  void consider(int64_t value, Choice option) {
+    if (value < best) {
+      best = value;
+      if (choice)
+        *choice = option;
+    }
+  }
+  /// The cost of the stages [from, t] after this level's first segment,
+  /// within `limit` units, their input live as `restInput`.
+  int64_t rest(Input restInput, unsigned from, int64_t limit) const {
+    if (limit < 0)
+      return kInfeasible;
+    if (from > t)
+      return 0;
+    return isTop ? planner.topEntry(restInput, from, limit)
+                 : planner.entry(restInput, from, t, limit);
+  }
+  /// The forward FLOPs of the stages [from, to] at this level.
+  int64_t flopsOf(unsigned from, unsigned to) const {
+    return isTop ? 0 : planner.prefixFlops[to + 1] - planner.prefixFlops[from];
+  }
+  /// Whether stage j's output may be fused into stage j + 1 at this level.
+  bool fusible(unsigned j) const { return planner.stages[j].fusedOut && j < t; }
+};
+
 /// The cheapest way to process the stages [s, t] at one level within `m`
 /// units, their input live: `Held` by the caller throughout, `Free` (counted
 /// here and freed once read) or `Fused` into stage s (no bytes; stage s must
@@ -381,90 +428,75 @@ int64_t ChainPlanner::inputBytes(Input input, unsigned s) const {
 /// last stage.
 int64_t ChainPlanner::bestLevel(Input input, unsigned s, unsigned t, unsigned m,
                                 bool isTop, Choice *choice) const {
-  int64_t best = kInfeasible;
-  auto consider = [&](int64_t value, Choice option) {
-    if (value < best) {
-      best = value;
-      if (choice)
-        *choice = option;
-    }
-  };
-  int64_t in = inputBytes(input, s);
-  // The backward's own values while this level runs its forward: those of
-  // the stage whose reader recomputes it.
-  int64_t overhead = isTop ? 0 : backward[t];
-  auto rest = [&](Input restInput, unsigned from, int64_t limit) -> int64_t {
-    if (limit < 0)
-      return kInfeasible;
-    if (from > t)
-      return 0;
-    return isTop ? topEntry(restInput, from, limit)
-                 : entry(restInput, from, t, limit);
-  };
-  auto flopsOf = [&](unsigned from, unsigned to) {
-    return isTop ? 0 : prefixFlops[to + 1] - prefixFlops[from];
-  };
-  // Whether stage j's output may be fused into stage j + 1 at this level.
-  auto fusible = [&](unsigned j) { return stages[j].fusedOut && j < t; };
+  Level level(*this, input, s, t, m, isTop, choice);
+  considerKeeping(level);
+  if (input != Fused)
+    considerNesting(level);
+  return level.best;
+}
 
-  // Keep stage s: what the backward reads of it stays live over the rest.
+/// Keeps stage s: what the backward reads of it stays live over the rest.
+void ChainPlanner::considerKeeping(Level &level) const {
+  unsigned s = level.s, m = level.m;
   const ChainStage &stage = stages[s];
   int64_t keptHere = kept[s] + (stage.outRead ? out[s] : 0);
   // Written into its stored input's buffer if this is the input's last use;
   // then the output is stored in that buffer, fusible or not.
-  bool joins = stage.inPlace && input == Free && s > 0;
-  int64_t inAtStage = joins ? 0 : in;
+  bool joins = stage.inPlace && level.input == Free && s > 0;
+  int64_t inAtStage = joins ? 0 : level.in;
   // Its reader comes after the rest, with what it keeps live, then the
   // backward's values after it.
-  if (!stage.isRead() || (keptHere + backward[s] <= m && after[s] <= m)) {
-    // Its output stored, or fused into the next stage, which is then kept.
-    for (bool fuse : {false, true}) {
-      if (fuse && (!fusible(s) || stage.outRead || joins))
-        continue;
-      if (inAtStage + transient[s] - (fuse ? out[s] : 0) + overhead > m)
-        continue;
-      Input next = fuse ? Fused : stage.outRead ? Held : Free;
-      int64_t later = rest(next, s + 1, int64_t(m) - keptHere);
-      if (later < kInfeasible)
-        consider(flopsOf(s, s) + later, {true, fuse, 0});
-    }
+  if (stage.isRead() && (keptHere + backward[s] > m || after[s] > m))
+    return;
+  // Its output stored, or fused into the next stage, which is then kept.
+  for (bool fuse : {false, true}) {
+    if (fuse && (!level.fusible(s) || stage.outRead || joins))
+      continue;
+    if (inAtStage + transient[s] - (fuse ? out[s] : 0) + level.overhead > m)
+      continue;
+    Input next = fuse ? Fused : stage.outRead ? Held : Free;
+    int64_t later = level.rest(next, s + 1, int64_t(m) - keptHere);
+    if (later < kInfeasible)
+      level.consider(level.flopsOf(s, s) + later, {true, fuse, 0});
   }
-  if (input == Fused)
-    return best;
+}
 
-  // Nest the segment [s, split - 1]: run it keeping nothing but its input,
-  // process the rest, then recompute it up to its last read stage. In the
-  // run, each stage's output dies at the next stage, fused into it if it
-  // can be; the last one's may be fused into the rest's first stage.
+/// Nests the segment [s, split - 1]: runs it keeping nothing but its input,
+/// processes the rest, then recomputes it up to its last read stage. In the
+/// run, each stage's output dies at the next stage, fused into it if it can
+/// be; the last one's may be fused into the rest's first stage.
+void ChainPlanner::considerNesting(Level &level) const {
+  unsigned s = level.s, t = level.t, m = level.m;
+  int64_t in = level.in, overhead = level.overhead;
   int64_t running = 0;
   bool previousStored = false;
-  unsigned end = isTop ? t + 1 : t;
+  unsigned end = level.isTop ? t + 1 : t;
   for (unsigned split = s + 1; split <= end; ++split) {
     unsigned j = split - 1;
     bool runJoins = j > s && stages[j].inPlace && previousStored;
     int64_t previous = j == s || !previousStored || runJoins ? 0 : out[j - 1];
     int64_t stored = previous + transient[j];
-    bool canFuse = fusible(j) && !runJoins;
+    bool canFuse = level.fusible(j) && !runJoins;
     int64_t fused = canFuse ? stored - out[j] : stored;
     if (in + std::max(running, fused) + overhead > m)
       break;
     int last = lastRead[s * n + j];
-    int64_t inner = last < 0 ? 0 : entry(input, s, last, m);
+    int64_t inner = last < 0 ? 0 : entry(level.input, s, last, m);
     for (bool fuse : {false, true}) {
       if (fuse && !canFuse)
         continue;
       if (inner >= kInfeasible ||
           in + std::max(running, fuse ? fused : stored) + overhead > m)
         continue;
-      int64_t later = rest(fuse ? Fused : Free, split, int64_t(m) - in);
+      int64_t later = level.rest(fuse ? Fused : Free, split, int64_t(m) - in);
       if (later < kInfeasible)
-        consider(flopsOf(s, j) + later + inner, {false, fuse, split});
+        level.consider(level.flopsOf(s, j) + later + inner,
+                       {false, fuse, split});
     }
     // Stage j is inside the longer segments, fused if it can be.
     running = std::max(running, fused);
     previousStored = !canFuse;
   }
-  return best;
 }
 
 void ChainPlanner::solve() {

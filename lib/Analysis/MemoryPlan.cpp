@@ -284,25 +284,90 @@ static int64_t getCarriedBytes(Operation &op) {
   return bytes;
 }
 
+/// The StepBuffers of a function whose allocations are all left to the
+/// allocator: each one's bytes live at once, with the largest loop carry.
+static StepBuffers leaveAllUnplanned(func::FuncOp function) {
+  StepBuffers result;
+  function.walk([&](memref::AllocOp alloc) {
+    result.unplanned.push_back(alloc);
+    result.unplannedBytes += getBufferBytes(alloc.getType()).value_or(0);
+  });
+  for (Block &block : function.getBody())
+    for (Operation &op : block)
+      result.carriedBytes = std::max(result.carriedBytes, getCarriedBytes(op));
+  result.unplannedPeakBytes = result.unplannedBytes + result.carriedBytes;
+  return result;
+}
+
+namespace {
+/// How an allocation of a one-block function is used, by the positions of
+/// the entry block's ops (`end` the last).
+struct AllocUse {
+  /// From the op that holds the allocation to the last use of any of its
+  /// views (`end` if it is returned).
+  BufferLifetime lifetime;
+  /// Whether the arena can hold it: a static, plannable allocation at the
+  /// entry level whose views are used only there, freed by nothing but its
+  /// own deallocation, and not returned when `keepReturned`.
+  bool planned = false;
+  /// Whether it is returned.
+  bool escapes = false;
+  /// Where it is freed at the latest, its deallocations included: the end
+  /// of its span if it is left to the allocator.
+  int64_t freed = 0;
+};
+} // namespace
+
+/// The AllocUse of `alloc` in the function whose entry block is `entry`.
+static AllocUse analyzeAlloc(memref::AllocOp alloc, Block &entry,
+                             const DenseMap<Operation *, int64_t> &position,
+                             int64_t end, const BufferViewFlowAnalysis &aliases,
+                             bool keepReturned) {
+  MemRefType type = alloc.getType();
+  AllocUse use;
+  use.lifetime =
+      BufferLifetime{getBufferBytes(type).value_or(0),
+                     position.lookup(entry.findAncestorOpInBlock(*alloc)), 0};
+  use.planned = alloc->getBlock() == &entry && isPlannable(type) &&
+                alloc.getDynamicSizes().empty() &&
+                alloc.getSymbolOperands().empty();
+  BufferLifetime &lifetime = use.lifetime;
+  lifetime.last = lifetime.first;
+  use.freed = lifetime.first;
+  for (Value alias : aliases.resolve(alloc.getResult())) {
+    for (Operation *user : alias.getUsers()) {
+      Operation *inEntry = entry.findAncestorOpInBlock(*user);
+      if (!inEntry) {
+        use.planned = false;
+        use.freed = end;
+        continue;
+      }
+      use.freed = std::max(use.freed, position.lookup(inEntry));
+      if (auto dealloc = dyn_cast<memref::DeallocOp>(user)) {
+        // Only the allocation's own deallocation at the entry level.
+        if (dealloc.getMemref() != alloc.getResult() || inEntry != user)
+          use.planned = false;
+        continue;
+      }
+      if (user->hasTrait<OpTrait::ReturnLike>() && inEntry == user) {
+        use.planned = use.planned && !keepReturned;
+        use.escapes = true;
+        lifetime.last = end;
+        use.freed = end;
+      }
+      lifetime.last = std::max(lifetime.last, position.lookup(inEntry));
+    }
+  }
+  return use;
+}
+
 StepBuffers remat::collectStepBuffers(func::FuncOp function,
                                       bool keepReturned) {
-  StepBuffers result;
   Region &body = function.getBody();
-  auto leaveAll = [&] {
-    function.walk([&](memref::AllocOp alloc) {
-      result.unplanned.push_back(alloc);
-      result.unplannedBytes += getBufferBytes(alloc.getType()).value_or(0);
-    });
-    for (Block &block : body)
-      for (Operation &op : block)
-        result.carriedBytes =
-            std::max(result.carriedBytes, getCarriedBytes(op));
-    result.unplannedPeakBytes = result.unplannedBytes + result.carriedBytes;
-    return result;
-  };
   if (body.empty() || !body.hasOneBlock())
-    return leaveAll();
+    return leaveAllUnplanned(function);
 
+  StepBuffers result;
   Block &entry = body.front();
   DenseMap<Operation *, int64_t> position;
   for (auto [index, op] : llvm::enumerate(entry))
@@ -322,52 +387,18 @@ StepBuffers remat::collectStepBuffers(func::FuncOp function,
 
   BufferViewFlowAnalysis aliases(function);
   function.walk([&](memref::AllocOp alloc) {
-    MemRefType type = alloc.getType();
-    BufferLifetime lifetime{
-        getBufferBytes(type).value_or(0),
-        position.lookup(entry.findAncestorOpInBlock(*alloc)), 0};
-    bool planned = alloc->getBlock() == &entry && isPlannable(type) &&
-                   alloc.getDynamicSizes().empty() &&
-                   alloc.getSymbolOperands().empty();
-    bool escapes = false;
-    lifetime.last = lifetime.first;
-    // Where the allocation is freed at the latest, its deallocations
-    // included: the end of its span if it is left to the allocator.
-    int64_t freed = lifetime.first;
-    for (Value alias : aliases.resolve(alloc.getResult())) {
-      for (Operation *user : alias.getUsers()) {
-        Operation *inEntry = entry.findAncestorOpInBlock(*user);
-        if (!inEntry) {
-          planned = false;
-          freed = end;
-          continue;
-        }
-        freed = std::max(freed, position.lookup(inEntry));
-        if (auto dealloc = dyn_cast<memref::DeallocOp>(user)) {
-          // Only the allocation's own deallocation at the entry level.
-          if (dealloc.getMemref() != alloc.getResult() || inEntry != user)
-            planned = false;
-          continue;
-        }
-        if (user->hasTrait<OpTrait::ReturnLike>() && inEntry == user) {
-          planned = planned && !keepReturned;
-          escapes = true;
-          lifetime.last = end;
-          freed = end;
-        }
-        lifetime.last = std::max(lifetime.last, position.lookup(inEntry));
-      }
-    }
-    if (!planned) {
+    AllocUse use =
+        analyzeAlloc(alloc, entry, position, end, aliases, keepReturned);
+    if (!use.planned) {
       result.unplanned.push_back(alloc);
-      result.unplannedBytes += lifetime.bytes;
-      liveDelta[lifetime.first] += lifetime.bytes;
-      liveDelta[freed + 1] -= lifetime.bytes;
+      result.unplannedBytes += use.lifetime.bytes;
+      liveDelta[use.lifetime.first] += use.lifetime.bytes;
+      liveDelta[use.freed + 1] -= use.lifetime.bytes;
       return;
     }
     result.allocs.push_back(alloc);
-    result.lifetimes.push_back(lifetime);
-    result.escapes.push_back(escapes);
+    result.lifetimes.push_back(use.lifetime);
+    result.escapes.push_back(use.escapes);
   });
   int64_t live = 0;
   for (int64_t delta : liveDelta) {

@@ -138,6 +138,76 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     return markings;
   }
 
+  /// Measures `marking` and appends it to `points`: on its memory plan if
+  /// `onPlans`, else on the model.
+  LogicalResult measure(const MarkingProblem &problem, Marking marking,
+                        bool onPlans, SmallVectorImpl<PlanPoint> &points) {
+    if (!onPlans) {
+      PlanCost cost = problem.evaluate(marking);
+      points.push_back({std::move(marking), cost});
+      return success();
+    }
+    std::string error;
+    FailureOr<PlanCost> cost =
+        problem.evaluatePlanned(marking, getPlanPipeline(planPipeline), error);
+    if (failed(cost))
+      return getOperation().emitError()
+             << "-remat-mark: policy=budget needs the memory plan: " << error;
+    LLVM_DEBUG(llvm::dbgs()
+               << "remat-mark: measured marking " << points.size()
+               << ": planned peak " << cost->peakBytes
+               << " bytes, recompute FLOPs " << cost->recomputeFlops << "\n");
+    points.push_back({std::move(marking), *cost});
+    return success();
+  }
+
+  /// The markings policy=budget chooses among, the unmarked step first:
+  /// with a `planLimit` of at least two, those of getMeasured, measured on
+  /// their memory plans; else, on the model, the policies' markings and
+  /// every marking the search evaluated, at the cost it found.
+  LogicalResult measurePoints(const MarkingProblem &problem,
+                              const BudgetPlanner &planner, unsigned planLimit,
+                              SmallVectorImpl<PlanPoint> &points) {
+    if (planLimit >= 2) {
+      for (Marking &marking :
+           getMeasured(problem, planner.getCandidates(), planLimit))
+        if (failed(
+                measure(problem, std::move(marking), /*onPlans=*/true, points)))
+          return failure();
+      return success();
+    }
+    (void)measure(problem, Marking(problem.size()), /*onPlans=*/false, points);
+    for (Marking &marking : getPolicyMarkings(problem))
+      (void)measure(problem, std::move(marking), /*onPlans=*/false, points);
+    for (const PlanPoint &point : planner.getCandidates())
+      points.push_back(point);
+    return success();
+  }
+
+  /// The budget the options ask for, in the bytes of `points` (whose first
+  /// is the unmarked step): budget-bytes, a fraction of the unmarked peak,
+  /// or a point between `lowest`, the lowest peak of `points`, and the top
+  /// of the scale: the lower of the unmarked peak and the peak of `cheap`,
+  /// if measured.
+  int64_t computeBudget(ArrayRef<PlanPoint> points, const Marking &cheap,
+                        int64_t &lowest) {
+    int64_t unmarked = points.front().cost.peakBytes;
+    int64_t top = unmarked;
+    lowest = unmarked;
+    for (const PlanPoint &point : points) {
+      lowest = std::min(lowest, point.cost.peakBytes);
+      if (point.marking == cheap)
+        top = std::min(top, point.cost.peakBytes);
+    }
+    LLVM_DEBUG(llvm::dbgs() << "remat-mark: scale from " << lowest << " to "
+                            << top << " bytes (unmarked " << unmarked << ")\n");
+    if (budgetBytes.hasValue())
+      return static_cast<int64_t>(budgetBytes);
+    if (budgetFraction.hasValue())
+      return static_cast<int64_t>(budgetFraction * unmarked);
+    return lowest + static_cast<int64_t>(budgetBetween * (top - lowest));
+  }
+
   /// policy=budget: searches on the model, then measures markings on their
   /// memory plans (getMeasured) and returns the cheapest within the budget,
   /// which is read in the plans' bytes; on the model's bytes for a step too
@@ -153,79 +223,29 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     unsigned planLimit =
         std::min<size_t>(planCandidates, static_cast<size_t>(planWork) / ops);
     bool onPlans = planLimit >= 2;
-    SmallVector<PlannedPoint> points;
-    auto measure = [&](Marking marking) -> LogicalResult {
-      if (!onPlans) {
-        PlanCost cost = problem.evaluate(marking);
-        points.push_back({std::move(marking), cost});
-        return success();
-      }
-      std::string error;
-      FailureOr<PlanCost> cost = problem.evaluatePlanned(
-          marking, getPlanPipeline(planPipeline), error);
-      if (failed(cost))
-        return getOperation().emitError()
-               << "-remat-mark: policy=budget needs the memory plan: " << error;
-      LLVM_DEBUG(llvm::dbgs()
-                 << "remat-mark: measured marking " << points.size()
-                 << ": planned peak " << cost->peakBytes
-                 << " bytes, recompute FLOPs " << cost->recomputeFlops << "\n");
-      points.push_back({std::move(marking), *cost});
-      return success();
-    };
-    if (onPlans) {
-      for (Marking &marking :
-           getMeasured(problem, planner.getCandidates(), planLimit))
-        if (failed(measure(std::move(marking))))
-          return failure();
-    } else {
-      // On the model: the unmarked step first, the policies' markings, and
-      // every marking the search evaluated, at the cost it found.
-      (void)measure(Marking(problem.size()));
-      for (Marking &marking : getPolicyMarkings(problem))
-        (void)measure(std::move(marking));
-      for (const PlanPoint &point : planner.getCandidates())
-        points.push_back({point.marking, point.cost});
-    }
+    SmallVector<PlanPoint> points;
+    if (failed(measurePoints(problem, planner, planLimit, points)))
+      return failure();
     // The top of the budget-between scale: the lower of the unmarked peak
     // and the peak with only the cheap ops recomputed (planHeavySaved), as
     // PyTorch's memory budget 1 is its default partition, which recomputes
     // pointwise ops where that saves memory.
     Marking cheap = planHeavySaved(problem);
-    auto isCheap = [&](const PlannedPoint &point) {
-      return point.marking == cheap;
-    };
-    if (budgetBetween.hasValue() && llvm::none_of(points, isCheap) &&
-        failed(measure(cheap)))
+    if (budgetBetween.hasValue() &&
+        llvm::none_of(
+            points,
+            [&](const PlanPoint &point) { return point.marking == cheap; }) &&
+        failed(measure(problem, cheap, onPlans, points)))
       return failure();
-    int64_t unmarked = points.front().cost.peakBytes;
-    int64_t lowest = unmarked, top = unmarked;
-    for (const PlannedPoint &point : points) {
-      lowest = std::min(lowest, point.cost.peakBytes);
-      if (isCheap(point))
-        top = std::min(top, point.cost.peakBytes);
-    }
-    LLVM_DEBUG(llvm::dbgs() << "remat-mark: scale from " << lowest << " to "
-                            << top << " bytes (unmarked " << unmarked << ")\n");
-    int64_t budget =
-        budgetBytes.hasValue() ? static_cast<int64_t>(budgetBytes)
-        : budgetFraction.hasValue()
-            ? static_cast<int64_t>(budgetFraction * unmarked)
-            : lowest + static_cast<int64_t>(budgetBetween * (top - lowest));
-    const PlannedPoint *best = nullptr;
-    for (const PlannedPoint &point : points) {
-      if (point.cost.peakBytes > budget)
-        continue;
-      if (!best ||
-          std::make_pair(point.cost.recomputeFlops, point.cost.peakBytes) <
-              std::make_pair(best->cost.recomputeFlops, best->cost.peakBytes))
-        best = &point;
-    }
+    int64_t lowest;
+    int64_t budget = computeBudget(points, cheap, lowest);
+    const PlanPoint *best = findCheapestWithin(points, budget);
     if (!best) {
       getOperation().emitError()
           << "-remat-mark: budget of " << budget
           << " bytes is infeasible: the smallest peak the planner reached is "
-          << lowest << " bytes (unmarked: " << unmarked << " bytes)";
+          << lowest << " bytes (unmarked: " << points.front().cost.peakBytes
+          << " bytes)";
       return failure();
     }
     os << ", budget " << budget << " bytes (";
@@ -236,9 +256,7 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
          << planWork / 2 << " ops, this one has " << ops << "; ";
     os << planner.getNumEvaluations() << " on the model"
        << (planner.isExact() ? ", every one-segment marking" : "") << ")";
-    PlannedPoint answer = *best;
-    answer.budget = budget;
-    return answer;
+    return PlannedPoint{best->marking, best->cost, budget};
   }
 
   /// Checks the options once per pipeline, before any function is visited

@@ -179,24 +179,28 @@ static bool isFusibleInto(OpResult value, Operation *next) {
   return forwardUses == 1;
 }
 
-std::vector<ChainStage>
-MarkingProblem::getChain(unsigned maxStages,
-                         SmallVectorImpl<size_t> &firstOp) const {
-  Region &functionBody = function->getRegion(0);
-  BackwardOp backward = getBackwardOp(functionBody);
-  size_t n = ops.size();
-  size_t count = std::min<size_t>(n, std::max(1u, maxStages));
-  firstOp.clear();
-  std::vector<ChainStage> chain;
+namespace {
+/// Where the backward region reads the forward's values, as getChain needs
+/// it: each forward result's first and last reader among the backward
+/// body's ops (`numOps` and -1 if none), and the backward region's own live
+/// bytes at each of its ops.
+struct BackwardReads {
+  int64_t numOps = 0;
+  DenseMap<Value, std::pair<int64_t, int64_t>> spans;
+  SmallVector<int64_t> ownLive;
+};
+} // namespace
 
-  // The backward region's own live bytes at each of its ops, without marks:
-  // the profile's live bytes less the saved forward values still live. A
-  // forward value's first and last reader in the backward.
-  FunctionOpInterface target = function;
-  FailureOr<MemoryProfile> profile = computeMemoryProfile(target);
+/// Computes the BackwardReads of `function`'s `backward`. The backward's own
+/// live bytes, without marks, are the profile's live bytes less the saved
+/// forward values still live.
+static BackwardReads computeBackwardReads(FunctionOpInterface function,
+                                          BackwardOp backward) {
+  BackwardReads reads;
+  FailureOr<MemoryProfile> profile = computeMemoryProfile(function);
   Block &backwardBody = backward.getBody().front();
   DenseMap<Operation *, int64_t> readerPosition;
-  int64_t base = 0;
+  int64_t &base = reads.numOps;
   for (Operation &op : backwardBody)
     readerPosition[&op] = base++;
   SmallVector<int64_t> forwardLive(base + 1, 0);
@@ -210,12 +214,11 @@ MarkingProblem::getChain(unsigned maxStages,
     return std::make_pair(first, last);
   };
   // Each forward result's first and last backward reader, walked once.
-  DenseMap<Value, std::pair<int64_t, int64_t>> readSpans;
-  for (Operation &op : functionBody.front()) {
+  for (Operation &op : function->getRegion(0).front()) {
     if (&op == backward.getOperation())
       break;
     for (OpResult result : op.getResults()) {
-      auto [first, last] = readSpans[result] = readers(result);
+      auto [first, last] = reads.spans[result] = readers(result);
       if (last >= 0 && hasOwnStorage(result)) {
         // Live from the backward's start to the last reader.
         forwardLive[0] += getValueBytes(result).value_or(0);
@@ -223,7 +226,7 @@ MarkingProblem::getChain(unsigned maxStages,
       }
     }
   }
-  SmallVector<int64_t> backwardLive(base, 0);
+  reads.ownLive.assign(base, 0);
   if (succeeded(profile)) {
     // The backward body's ops follow the forward's in the schedule (and
     // the function's terminator follows them).
@@ -232,70 +235,80 @@ MarkingProblem::getChain(unsigned maxStages,
     int64_t live = 0;
     for (int64_t p = 0; p < base; ++p) {
       live += forwardLive[p];
-      backwardLive[p] =
+      reads.ownLive[p] =
           std::max<int64_t>(0, profile->liveBytes[offset + p] - live);
     }
   }
-  SmallVector<int64_t> firstReader, lastReaders;
-  for (size_t k = 0; k < count; ++k) {
-    size_t begin = k * n / count, end = (k + 1) * n / count;
-    firstOp.push_back(begin);
-    ChainStage stage;
-    // The profile's in-place rule (writesIntoOperand): the stage's first op
-    // writes into the previous output if it has the result's type.
-    if (begin > 0) {
-      Operation *first = ops[begin];
-      stage.inPlace =
-          writesIntoOperand(first) &&
-          llvm::any_of(first->getOperands(), [&](Value operand) {
-            return operand.getDefiningOp() == ops[begin - 1] &&
-                   operand.getType() == first->getResult(0).getType();
-          });
-    }
-    int64_t reader = base, lastReader = -1;
-    for (size_t i = begin; i < end; ++i) {
-      int64_t own = 0, read = 0;
-      for (OpResult result : ops[i]->getResults()) {
-        auto [first, last] = readSpans.lookup(result);
-        reader = std::min(reader, first);
-        lastReader = std::max(lastReader, last);
-        bool isRead = last >= 0;
-        // A value the backward reads has storage where the backward reads
-        // it; the stage's output, if fusible into the next stage's op, where
-        // it is not fused (ChainStage::fusedOut).
-        bool fusedOut =
-            i + 1 == end && end < n && isFusibleInto(result, ops[end]);
-        stage.fusedOut |= fusedOut;
-        int64_t bytes = isRead || fusedOut || hasOwnStorage(result)
-                            ? getValueBytes(result).value_or(0)
-                            : 0;
-        own += bytes;
-        read += isRead ? bytes : 0;
-      }
-      stage.flops = addFlops(stage.flops, flops[i]);
-      stage.transientBytes += own;
-      if (i + 1 == end) {
-        stage.outBytes = own;
-        stage.outRead = read > 0;
-      } else {
-        stage.keptBytes += read;
-      }
-    }
-    chain.push_back(stage);
-    firstReader.push_back(reader);
-    lastReaders.push_back(lastReader);
+  return reads;
+}
+
+/// The chain stage of the decision ops [begin, end) of `ops`, and the first
+/// and last backward op that reads any of their results.
+static ChainStage buildChainStage(ArrayRef<Operation *> ops,
+                                  ArrayRef<int64_t> flops, size_t begin,
+                                  size_t end, const BackwardReads &reads,
+                                  int64_t &firstReader, int64_t &lastReader) {
+  size_t n = ops.size();
+  ChainStage stage;
+  // The profile's in-place rule (writesIntoOperand): the stage's first op
+  // writes into the previous output if it has the result's type.
+  if (begin > 0) {
+    Operation *first = ops[begin];
+    stage.inPlace = writesIntoOperand(first) &&
+                    llvm::any_of(first->getOperands(), [&](Value operand) {
+                      return operand.getDefiningOp() == ops[begin - 1] &&
+                             operand.getType() == first->getResult(0).getType();
+                    });
   }
-  firstOp.push_back(n);
-  // A stage's backward bytes: the most over the span from its first reader
-  // (the backward's start for the first) to its last; its after bytes, the
-  // most from there to the next stage's first reader.
+  firstReader = reads.numOps;
+  lastReader = -1;
+  for (size_t i = begin; i < end; ++i) {
+    int64_t own = 0, read = 0;
+    for (OpResult result : ops[i]->getResults()) {
+      auto [first, last] = reads.spans.lookup(result);
+      firstReader = std::min(firstReader, first);
+      lastReader = std::max(lastReader, last);
+      bool isRead = last >= 0;
+      // A value the backward reads has storage where the backward reads
+      // it; the stage's output, if fusible into the next stage's op, where
+      // it is not fused (ChainStage::fusedOut).
+      bool fusedOut =
+          i + 1 == end && end < n && isFusibleInto(result, ops[end]);
+      stage.fusedOut |= fusedOut;
+      int64_t bytes = isRead || fusedOut || hasOwnStorage(result)
+                          ? getValueBytes(result).value_or(0)
+                          : 0;
+      own += bytes;
+      read += isRead ? bytes : 0;
+    }
+    stage.flops = addFlops(stage.flops, flops[i]);
+    stage.transientBytes += own;
+    if (i + 1 == end) {
+      stage.outBytes = own;
+      stage.outRead = read > 0;
+    } else {
+      stage.keptBytes += read;
+    }
+  }
+  return stage;
+}
+
+/// Sets each stage's backward bytes: the most of the backward's own live
+/// bytes over the span from its first reader (the backward's start for the
+/// first) to its last; its after bytes, the most from there to the next
+/// stage's first reader.
+static void assignBackwardBytes(MutableArrayRef<ChainStage> chain,
+                                ArrayRef<int64_t> firstReaders,
+                                ArrayRef<int64_t> lastReaders,
+                                const BackwardReads &reads) {
+  int64_t base = reads.numOps;
   SmallVector<int64_t> starts;
-  for (int64_t reader : firstReader)
+  for (int64_t reader : firstReaders)
     if (reader < base)
       starts.push_back(reader);
   llvm::sort(starts);
   for (auto [stage, reader, last] :
-       llvm::zip(chain, firstReader, lastReaders)) {
+       llvm::zip(chain, firstReaders, lastReaders)) {
     if (reader >= base)
       continue;
     auto next = llvm::upper_bound(starts, reader);
@@ -303,8 +316,31 @@ MarkingProblem::getChain(unsigned maxStages,
     int64_t to = next == starts.end() ? base : *next;
     for (int64_t p = from; p < to; ++p)
       (p <= last ? stage.backwardBytes : stage.afterBytes) = std::max(
-          p <= last ? stage.backwardBytes : stage.afterBytes, backwardLive[p]);
+          p <= last ? stage.backwardBytes : stage.afterBytes, reads.ownLive[p]);
   }
+}
+
+std::vector<ChainStage>
+MarkingProblem::getChain(unsigned maxStages,
+                         SmallVectorImpl<size_t> &firstOp) const {
+  BackwardOp backward = getBackwardOp(function->getRegion(0));
+  size_t n = ops.size();
+  size_t count = std::min<size_t>(n, std::max(1u, maxStages));
+  firstOp.clear();
+  std::vector<ChainStage> chain;
+  BackwardReads reads = computeBackwardReads(function, backward);
+  SmallVector<int64_t> firstReaders, lastReaders;
+  for (size_t k = 0; k < count; ++k) {
+    size_t begin = k * n / count, end = (k + 1) * n / count;
+    firstOp.push_back(begin);
+    int64_t firstReader, lastReader;
+    chain.push_back(buildChainStage(ops, flops, begin, end, reads, firstReader,
+                                    lastReader));
+    firstReaders.push_back(firstReader);
+    lastReaders.push_back(lastReader);
+  }
+  firstOp.push_back(n);
+  assignBackwardBytes(chain, firstReaders, lastReaders, reads);
   return chain;
 }
 
@@ -493,9 +529,180 @@ unsigned BudgetOptions::getPoolLimit(size_t ops) const {
   return static_cast<unsigned>(std::max<uint64_t>(limit, 1));
 }
 
-void BudgetPlanner::add(Marking marking) {
-  PlanCost cost = problem.evaluate(marking);
-  candidates.push_back({std::move(marking), cost});
+namespace {
+/// The markings the budget planner measures while it builds its pool: each
+/// at most once, and no more than `limit` in all.
+class CandidatePool {
+public:
+  CandidatePool(const MarkingProblem &problem,
+                SmallVectorImpl<PlanPoint> &candidates, size_t limit)
+      : problem(problem), candidates(candidates), limit(limit) {}
+
+  /// Measures `marking` and adds it; returns false, measuring nothing, if it
+  /// was measured before or the pool is full.
+  bool tryAdd(Marking marking) {
+    if (isFull() || !seen.insert(marking).second)
+      return false;
+    PlanCost cost = problem.evaluate(marking);
+    candidates.push_back({std::move(marking), cost});
+    return true;
+  }
+
+  bool isFull() const { return candidates.size() >= limit; }
+  size_t getLimit() const { return limit; }
+  const MarkingProblem &getProblem() const { return problem; }
+  ArrayRef<PlanPoint> getCandidates() const { return candidates; }
+
+private:
+  const MarkingProblem &problem;
+  SmallVectorImpl<PlanPoint> &candidates;
+  size_t limit;
+  std::set<Marking> seen;
+};
+} // namespace
+
+/// Adds the chain dynamic program's Pareto front: nested segments. Beyond the
+/// enumeration (`enumerate` false), at most half of the pool's limit, so that
+/// the other policies' plans still fit.
+static void addChainPlans(CandidatePool &pool, const BudgetOptions &options,
+                          bool enumerate) {
+  const MarkingProblem &problem = pool.getProblem();
+  size_t n = problem.size();
+  unsigned plans = options.chainPlans;
+  if (!enumerate)
+    plans = std::min<size_t>(plans, pool.getLimit() / 2);
+  if (plans == 0 || n == 0)
+    return;
+  SmallVector<size_t> firstOp;
+  std::vector<ChainStage> chain =
+      problem.getChain(options.chainStages, firstOp);
+  for (const ChainPlan &plan :
+       ChainPlanner(chain, options.chainUnits).getFront(plans)) {
+    Marking marking(n);
+    for (size_t k = 0; k < chain.size(); ++k)
+      for (size_t i = firstOp[k]; i < firstOp[k + 1]; ++i)
+        marking[i] = plan.paths[k];
+    pool.tryAdd(std::move(marking));
+  }
+}
+
+/// Adds every subset of recomputed decision ops (as one segment) and, up to
+/// BudgetOptions::nestedLimit ops, every nested plan of contiguous segments.
+static void addEnumeratedPlans(CandidatePool &pool,
+                               const BudgetOptions &options) {
+  size_t n = pool.getProblem().size();
+  for (uint64_t mask = 1; mask < (uint64_t(1) << n); ++mask) {
+    Marking marking(n);
+    for (size_t i = 0; i < n; ++i)
+      if (mask >> i & 1)
+        marking[i] = {0};
+    pool.tryAdd(std::move(marking));
+  }
+  if (n <= options.nestedLimit)
+    forEachNestedPlan(n, /*maxDepth=*/n, [&](ArrayRef<SegmentPath> paths) {
+      pool.tryAdd(Marking(paths.begin(), paths.end()));
+    });
+}
+
+/// Adds the heuristic markings that do not depend on a budget: the other
+/// policies' plans (so that budget is never above them), sequential for
+/// every segment count up to 64 with and without the heavy ops saved, and
+/// prefixes of the ops by bytes freed per FLOP recomputed.
+static void addHeuristicPlans(CandidatePool &pool) {
+  const MarkingProblem &problem = pool.getProblem();
+  size_t n = problem.size();
+  SmallVector<bool> heavy = findHeavyOps(problem);
+  auto withHeavySaved = [&](Marking marking) {
+    for (size_t i = 0; i < n; ++i)
+      if (heavy[i])
+        marking[i].clear();
+    return marking;
+  };
+  for (Marking &marking : getPolicyMarkings(problem))
+    pool.tryAdd(std::move(marking));
+  for (unsigned segments = 2; segments <= std::min<size_t>(64, n); ++segments) {
+    pool.tryAdd(planSequential(problem, segments));
+    pool.tryAdd(withHeavySaved(planSequential(problem, segments)));
+  }
+  SmallVector<size_t, 0> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  llvm::sort(order, [&](size_t a, size_t b) {
+    int64_t x = problem.getBytes(a) * (problem.getFlops(b) + 1);
+    int64_t y = problem.getBytes(b) * (problem.getFlops(a) + 1);
+    return x != y ? x > y : a < b;
+  });
+  unsigned steps = std::min<size_t>(32, n);
+  for (unsigned step = 1; step <= steps; ++step) {
+    Marking marking(n);
+    for (size_t k = 0; k < n * step / steps; ++k)
+      marking[order[k]] = {0};
+    pool.tryAdd(std::move(marking));
+  }
+}
+
+/// The candidate the Pareto front's refinement starts from next: walking the
+/// candidates by peak (then FLOPs), the first one that recomputes fewer FLOPs
+/// than every lower-peak one, recomputes some, and is not in `refined`.
+static std::optional<size_t>
+findUnrefinedParetoPoint(ArrayRef<PlanPoint> candidates,
+                         const std::set<Marking> &refined) {
+  SmallVector<size_t, 0> byPeak(candidates.size());
+  std::iota(byPeak.begin(), byPeak.end(), 0);
+  llvm::sort(byPeak, [&](size_t a, size_t b) {
+    const PlanCost &x = candidates[a].cost, &y = candidates[b].cost;
+    return std::make_tuple(x.peakBytes, x.recomputeFlops, a) <
+           std::make_tuple(y.peakBytes, y.recomputeFlops, b);
+  });
+  int64_t bestFlops = std::numeric_limits<int64_t>::max();
+  for (size_t index : byPeak) {
+    if (candidates[index].cost.recomputeFlops >= bestFlops)
+      continue;
+    bestFlops = candidates[index].cost.recomputeFlops;
+    if (bestFlops > 0 && !refined.count(candidates[index].marking))
+      return index;
+  }
+  return std::nullopt;
+}
+
+/// Greedy refinement of the Pareto front until the pool is full: from each
+/// unrefined point of the front, unmark the costliest ops one at a time
+/// while the peak does not grow.
+static void refineParetoFront(CandidatePool &pool) {
+  const MarkingProblem &problem = pool.getProblem();
+  size_t n = problem.size();
+  std::set<Marking> refined;
+  while (!pool.isFull()) {
+    std::optional<size_t> next =
+        findUnrefinedParetoPoint(pool.getCandidates(), refined);
+    if (!next)
+      break;
+    Marking current = pool.getCandidates()[*next].marking;
+    PlanCost currentCost = pool.getCandidates()[*next].cost;
+    refined.insert(current);
+    SmallVector<size_t, 0> marked;
+    for (size_t i = 0; i < n; ++i)
+      if (!current[i].empty() && problem.getFlops(i) > 0)
+        marked.push_back(i);
+    llvm::sort(marked, [&](size_t a, size_t b) {
+      return problem.getFlops(a) != problem.getFlops(b)
+                 ? problem.getFlops(a) > problem.getFlops(b)
+                 : a < b;
+    });
+    for (size_t i : marked) {
+      if (pool.isFull())
+        break;
+      Marking trial = current;
+      trial[i].clear();
+      if (!pool.tryAdd(trial))
+        continue;
+      const PlanCost &trialCost = pool.getCandidates().back().cost;
+      if (trialCost.peakBytes <= currentCost.peakBytes) {
+        current = std::move(trial);
+        currentCost = trialCost;
+      }
+    }
+    refined.insert(current);
+  }
 }
 
 BudgetPlanner::BudgetPlanner(const MarkingProblem &problem,
@@ -507,135 +714,20 @@ BudgetPlanner::BudgetPlanner(const MarkingProblem &problem,
   // limit, so that it holds whatever the pool's parts would add.
   size_t limit = enumerate ? std::numeric_limits<size_t>::max()
                            : options.getPoolLimit(problem.getNumFunctionOps());
-  std::set<Marking> seen;
-  auto tryAdd = [&](Marking marking) -> bool {
-    if (candidates.size() >= limit || !seen.insert(marking).second)
-      return false;
-    add(std::move(marking));
-    return true;
-  };
-  tryAdd(Marking(n));
-  // The chain dynamic program's Pareto front: nested segments. After the
-  // enumeration, whose plans win ties. Under a small limit, at most half of
-  // it, so that the other policies' plans still fit.
-  auto addChainPlans = [&] {
-    unsigned plans = options.chainPlans;
-    if (!enumerate)
-      plans = std::min<size_t>(plans, limit / 2);
-    if (plans == 0 || n == 0)
-      return;
-    SmallVector<size_t> firstOp;
-    std::vector<ChainStage> chain =
-        problem.getChain(options.chainStages, firstOp);
-    for (const ChainPlan &plan :
-         ChainPlanner(chain, options.chainUnits).getFront(plans)) {
-      Marking marking(n);
-      for (size_t k = 0; k < chain.size(); ++k)
-        for (size_t i = firstOp[k]; i < firstOp[k + 1]; ++i)
-          marking[i] = plan.paths[k];
-      tryAdd(std::move(marking));
-    }
-  };
-
+  CandidatePool pool(problem, candidates, limit);
+  pool.tryAdd(Marking(n));
+  // The chain program's plans come after the enumeration, whose plans win
+  // ties, and before the heuristic pool's.
   if (enumerate) {
     exhaustive = true;
-    for (uint64_t mask = 1; mask < (uint64_t(1) << n); ++mask) {
-      Marking marking(n);
-      for (size_t i = 0; i < n; ++i)
-        if (mask >> i & 1)
-          marking[i] = {0};
-      tryAdd(std::move(marking));
-    }
-    // Few enough ops for every nested plan of contiguous segments too.
-    if (n <= options.nestedLimit)
-      forEachNestedPlan(n, /*maxDepth=*/n, [&](ArrayRef<SegmentPath> paths) {
-        tryAdd(Marking(paths.begin(), paths.end()));
-      });
-    addChainPlans();
+    addEnumeratedPlans(pool, options);
+    addChainPlans(pool, options, enumerate);
   } else if (options.heuristicPool) {
-    addChainPlans();
-    SmallVector<bool> heavy = findHeavyOps(problem);
-    auto withHeavySaved = [&](Marking marking) {
-      for (size_t i = 0; i < n; ++i)
-        if (heavy[i])
-          marking[i].clear();
-      return marking;
-    };
-    // The other policies' plans, so that budget is never above them.
-    for (Marking &marking : getPolicyMarkings(problem))
-      tryAdd(std::move(marking));
-    for (unsigned segments = 2; segments <= std::min<size_t>(64, n);
-         ++segments) {
-      tryAdd(planSequential(problem, segments));
-      tryAdd(withHeavySaved(planSequential(problem, segments)));
-    }
-    // Prefixes of the ops by bytes freed per FLOP recomputed.
-    SmallVector<size_t, 0> order(n);
-    std::iota(order.begin(), order.end(), 0);
-    llvm::sort(order, [&](size_t a, size_t b) {
-      int64_t x = problem.getBytes(a) * (problem.getFlops(b) + 1);
-      int64_t y = problem.getBytes(b) * (problem.getFlops(a) + 1);
-      return x != y ? x > y : a < b;
-    });
-    unsigned steps = std::min<size_t>(32, n);
-    for (unsigned step = 1; step <= steps; ++step) {
-      Marking marking(n);
-      for (size_t k = 0; k < n * step / steps; ++k)
-        marking[order[k]] = {0};
-      tryAdd(std::move(marking));
-    }
-    // Greedy refinement of the Pareto front: unmark the costliest ops one at
-    // a time while the peak does not grow.
-    std::set<Marking> refined;
-    while (candidates.size() < limit) {
-      SmallVector<size_t, 0> byPeak(candidates.size());
-      std::iota(byPeak.begin(), byPeak.end(), 0);
-      llvm::sort(byPeak, [&](size_t a, size_t b) {
-        const PlanCost &x = candidates[a].cost, &y = candidates[b].cost;
-        return std::make_tuple(x.peakBytes, x.recomputeFlops, a) <
-               std::make_tuple(y.peakBytes, y.recomputeFlops, b);
-      });
-      std::optional<size_t> next;
-      int64_t bestFlops = std::numeric_limits<int64_t>::max();
-      for (size_t index : byPeak) {
-        if (candidates[index].cost.recomputeFlops >= bestFlops)
-          continue;
-        bestFlops = candidates[index].cost.recomputeFlops;
-        if (bestFlops > 0 && !refined.count(candidates[index].marking)) {
-          next = index;
-          break;
-        }
-      }
-      if (!next)
-        break;
-      Marking current = candidates[*next].marking;
-      PlanCost currentCost = candidates[*next].cost;
-      refined.insert(current);
-      SmallVector<size_t, 0> marked;
-      for (size_t i = 0; i < n; ++i)
-        if (!current[i].empty() && problem.getFlops(i) > 0)
-          marked.push_back(i);
-      llvm::sort(marked, [&](size_t a, size_t b) {
-        return problem.getFlops(a) != problem.getFlops(b)
-                   ? problem.getFlops(a) > problem.getFlops(b)
-                   : a < b;
-      });
-      for (size_t i : marked) {
-        if (candidates.size() >= limit)
-          break;
-        Marking trial = current;
-        trial[i].clear();
-        if (!tryAdd(trial))
-          continue;
-        if (candidates.back().cost.peakBytes <= currentCost.peakBytes) {
-          current = std::move(trial);
-          currentCost = candidates.back().cost;
-        }
-      }
-      refined.insert(current);
-    }
+    addChainPlans(pool, options, enumerate);
+    addHeuristicPlans(pool);
+    refineParetoFront(pool);
   } else {
-    addChainPlans();
+    addChainPlans(pool, options, enumerate);
   }
 
   unmarkedPeak = candidates.front().cost.peakBytes;
@@ -645,9 +737,10 @@ BudgetPlanner::BudgetPlanner(const MarkingProblem &problem,
   peakLowerBound = exhaustive ? minPeak : problem.getRelaxationPeakBound();
 }
 
-const PlanPoint *BudgetPlanner::bestInPool(int64_t budget) const {
+const PlanPoint *findCheapestWithin(ArrayRef<PlanPoint> points,
+                                    int64_t budget) {
   const PlanPoint *best = nullptr;
-  for (const PlanPoint &point : candidates) {
+  for (const PlanPoint &point : points) {
     if (point.cost.peakBytes > budget)
       continue;
     if (!best ||
@@ -706,7 +799,7 @@ const BudgetAnswer &BudgetPlanner::answer(int64_t budget) {
   BudgetAnswer &result = it->second;
   if (!inserted)
     return result;
-  if (const PlanPoint *best = bestInPool(budget))
+  if (const PlanPoint *best = findCheapestWithin(candidates, budget))
     result.plan = *best;
   if (exhaustive) {
     result.method = BudgetMethod::Exhaustive;
@@ -739,11 +832,102 @@ const BudgetAnswer &BudgetPlanner::answer(int64_t budget) {
 bool hasIlpSolver() { return true; }
 
 namespace {
-/// A GLPK problem, freed on scope exit.
-struct GlpkProblem {
-  GlpkProblem() : lp(glp_create_prob()) {}
-  ~GlpkProblem() { glp_delete_prob(lp); }
+/// solveIlp's master problem in GLPK, freed on scope exit: a binary column
+/// x_j per decision op (1: recomputed) and the FLOPs recomputed as the
+/// objective, to minimize.
+class IlpMaster {
+public:
+  explicit IlpMaster(const MarkingProblem &problem)
+      : problem(problem), lp(glp_create_prob()) {
+    glp_set_obj_dir(lp, GLP_MIN);
+    glp_add_cols(lp, problem.size());
+    for (size_t j = 0; j < problem.size(); ++j) {
+      glp_set_col_kind(lp, j + 1, GLP_BV);
+      glp_set_obj_coef(lp, j + 1, static_cast<double>(problem.getFlops(j)));
+    }
+  }
+  ~IlpMaster() { glp_delete_prob(lp); }
+  IlpMaster(const IlpMaster &) = delete;
+  IlpMaster &operator=(const IlpMaster &) = delete;
+
+  /// Adds the relaxation's rows that `budget` does not meet whatever the
+  /// marking: the recomputed ops must free at least the excess.
+  void addRelaxationRows(int64_t budget) {
+    for (const MarkingProblem::RelaxationRow &row : problem.getRelaxation()) {
+      int64_t need = row.constant - budget;
+      SmallVector<std::pair<unsigned, double>, 0> terms;
+      for (auto [index, bytes] : row.terms) {
+        need += bytes;
+        terms.push_back({index, static_cast<double>(bytes)});
+      }
+      if (need > 0)
+        addRow(terms, GLP_LO, static_cast<double>(need));
+    }
+  }
+
+  /// Keeps the objective below an incumbent's `flops`.
+  void addCutoff(int64_t flops) {
+    SmallVector<std::pair<unsigned, double>, 0> objective;
+    for (size_t j = 0; j < problem.size(); ++j)
+      objective.push_back({unsigned(j), double(problem.getFlops(j))});
+    addRow(objective, GLP_UP, double(flops) - 0.5);
+  }
+
+  /// The no-good cut of `marking`: at least one x_j differs from it.
+  void addNoGood(const Marking &marking) {
+    SmallVector<std::pair<unsigned, double>, 0> terms;
+    double ones = 0;
+    for (size_t j = 0; j < problem.size(); ++j) {
+      bool on = !marking[j].empty();
+      terms.push_back({unsigned(j), on ? -1.0 : 1.0});
+      ones += on;
+    }
+    addRow(terms, GLP_LO, 1.0 - ones);
+  }
+
+  /// Solves the master with presolve within `timeLimitMs`; returns
+  /// glp_intopt's error code.
+  int solve(int64_t timeLimitMs) {
+    glp_iocp parameters;
+    glp_init_iocp(&parameters);
+    parameters.presolve = GLP_ON;
+    parameters.tm_lim = static_cast<int>(timeLimitMs);
+    return glp_intopt(lp, &parameters);
+  }
+  int getStatus() const { return glp_mip_status(lp); }
+  double getObjective() const { return glp_mip_obj_val(lp); }
+
+  /// The last solution as a marking: the ops with x_j = 1 in segment 0.
+  Marking getSolution() const {
+    Marking marking(problem.size());
+    for (size_t j = 0; j < problem.size(); ++j)
+      if (glp_mip_col_val(lp, j + 1) > 0.5)
+        marking[j] = {0};
+    return marking;
+  }
+
+private:
+  /// Adds the row `sum_j value_j x_j` bounded by `bound` from below
+  /// (GLP_LO) or above (GLP_UP).
+  void addRow(ArrayRef<std::pair<unsigned, double>> terms, int type,
+              double bound) {
+    int row = glp_add_rows(lp, 1);
+    indices.assign(1, 0);
+    values.assign(1, 0);
+    for (auto [index, value] : terms) {
+      indices.push_back(index + 1);
+      values.push_back(value);
+    }
+    glp_set_mat_row(lp, row, terms.size(), indices.data(), values.data());
+    glp_set_row_bnds(lp, row, type, type == GLP_LO ? bound : 0.0,
+                     type == GLP_UP ? bound : 0.0);
+  }
+
+  const MarkingProblem &problem;
   glp_prob *lp;
+  /// GLPK's 1-based row buffers, reused.
+  SmallVector<int, 0> indices;
+  SmallVector<double, 0> values;
 };
 } // namespace
 
@@ -756,58 +940,13 @@ struct GlpkProblem {
 // optimum never exceeds the optimum: when it is infeasible the incumbent is
 // optimal, and when its solution measures within budget that solution is.
 void BudgetPlanner::solveIlp(int64_t budget, BudgetAnswer &result) {
-  size_t n = problem.size();
-  bool search = n <= options.ilpLimit;
+  bool search = problem.size() <= options.ilpLimit;
   result.note = search ? "ILP" : "ILP bound only: too many decision ops";
   glp_term_out(GLP_OFF);
-  GlpkProblem master;
-  glp_prob *lp = master.lp;
-  glp_set_obj_dir(lp, GLP_MIN);
-  glp_add_cols(lp, n);
-  for (size_t j = 0; j < n; ++j) {
-    glp_set_col_kind(lp, j + 1, GLP_BV);
-    glp_set_obj_coef(lp, j + 1, static_cast<double>(problem.getFlops(j)));
-  }
-  SmallVector<int, 0> indices;
-  SmallVector<double, 0> values;
-  auto addRow = [&](ArrayRef<std::pair<unsigned, double>> terms, int type,
-                    double bound) {
-    int row = glp_add_rows(lp, 1);
-    indices.assign(1, 0);
-    values.assign(1, 0);
-    for (auto [index, value] : terms) {
-      indices.push_back(index + 1);
-      values.push_back(value);
-    }
-    glp_set_mat_row(lp, row, terms.size(), indices.data(), values.data());
-    glp_set_row_bnds(lp, row, type, type == GLP_LO ? bound : 0.0,
-                     type == GLP_UP ? bound : 0.0);
-    return row;
-  };
-  for (const MarkingProblem::RelaxationRow &row : problem.getRelaxation()) {
-    int64_t need = row.constant - budget;
-    SmallVector<std::pair<unsigned, double>, 0> terms;
-    for (auto [index, bytes] : row.terms) {
-      need += bytes;
-      terms.push_back({index, static_cast<double>(bytes)});
-    }
-    if (need > 0)
-      addRow(terms, GLP_LO, static_cast<double>(need));
-  }
-  SmallVector<std::pair<unsigned, double>, 0> objective;
-  for (size_t j = 0; j < n; ++j)
-    objective.push_back({unsigned(j), double(problem.getFlops(j))});
-  int cutoff = 0;
-  auto setCutoff = [&]() {
-    if (!result.plan)
-      return;
-    double bound = double(result.plan->cost.recomputeFlops) - 0.5;
-    if (!cutoff)
-      cutoff = addRow(objective, GLP_UP, bound);
-    else
-      glp_set_row_bnds(lp, cutoff, GLP_UP, 0.0, bound);
-  };
-  setCutoff();
+  IlpMaster master(problem);
+  master.addRelaxationRows(budget);
+  if (result.plan)
+    master.addCutoff(result.plan->cost.recomputeFlops);
 
   auto started = std::chrono::steady_clock::now();
   std::set<Marking> measured;
@@ -821,12 +960,8 @@ void BudgetPlanner::solveIlp(int64_t budget, BudgetAnswer &result) {
       result.note += ", time limit reached";
       return;
     }
-    glp_iocp parameters;
-    glp_init_iocp(&parameters);
-    parameters.presolve = GLP_ON;
-    parameters.tm_lim = static_cast<int>(options.ilpTimeLimitMs - elapsed);
-    int error = glp_intopt(lp, &parameters);
-    int status = glp_mip_status(lp);
+    int error = master.solve(options.ilpTimeLimitMs - elapsed);
+    int status = master.getStatus();
     if (error == GLP_ENOPFS || error == GLP_ENODFS || status == GLP_NOFEAS) {
       // Nothing cheaper than the incumbent fits: it is optimal, or, without
       // one, the budget is infeasible.
@@ -842,7 +977,7 @@ void BudgetPlanner::solveIlp(int64_t budget, BudgetAnswer &result) {
       return;
     }
     int64_t masterOptimum =
-        static_cast<int64_t>(std::ceil(glp_mip_obj_val(lp) - 1e-6));
+        static_cast<int64_t>(std::ceil(master.getObjective() - 1e-6));
     result.lowerBound = std::max(result.lowerBound, masterOptimum);
     if (!search)
       return;
@@ -850,10 +985,7 @@ void BudgetPlanner::solveIlp(int64_t budget, BudgetAnswer &result) {
       result.note += ", evaluation limit reached";
       return;
     }
-    Marking marking(n);
-    for (size_t j = 0; j < n; ++j)
-      if (glp_mip_col_val(lp, j + 1) > 0.5)
-        marking[j] = {0};
+    Marking marking = master.getSolution();
     PlanCost cost = problem.evaluate(marking);
     ++result.evaluations;
     if (measured.insert(marking).second)
@@ -865,15 +997,7 @@ void BudgetPlanner::solveIlp(int64_t budget, BudgetAnswer &result) {
       result.method = BudgetMethod::Ilp;
       return;
     }
-    // No-good: at least one x_j differs from this marking.
-    SmallVector<std::pair<unsigned, double>, 0> terms;
-    double ones = 0;
-    for (size_t j = 0; j < n; ++j) {
-      bool on = !marking[j].empty();
-      terms.push_back({unsigned(j), on ? -1.0 : 1.0});
-      ones += on;
-    }
-    addRow(terms, GLP_LO, 1.0 - ones);
+    master.addNoGood(marking);
   }
 }
 

@@ -239,6 +239,17 @@ bool CloneVerifier::isEquivalent(Value copy, Value original) {
   return result;
 }
 
+/// "it has N <what> but its original has M" for a copy with `copyCount` and
+/// an original with `originalCount`, or an empty string if they agree.
+std::string describeCountDifference(StringRef what, unsigned copyCount,
+                                    unsigned originalCount) {
+  if (copyCount == originalCount)
+    return "";
+  return ("it has " + Twine(copyCount) + " " + what + " but its original has " +
+          Twine(originalCount))
+      .str();
+}
+
 /// Returns a description of the first difference between `copy` and
 /// `original`, or an empty string if they compute the same thing. `inner`
 /// maps values defined inside an enclosing compared op to their copies.
@@ -264,11 +275,10 @@ CloneVerifier::compareTypesAndOperands(Operation *copy, Operation *original,
                                        DenseMap<Value, Value> &inner) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  if (copy->getNumResults() != original->getNumResults()) {
-    os << "it has " << copy->getNumResults() << " results but its original has "
-       << original->getNumResults();
-    return text;
-  }
+  if (std::string difference = describeCountDifference(
+          "results", copy->getNumResults(), original->getNumResults());
+      !difference.empty())
+    return difference;
   for (auto [number, types] : llvm::enumerate(
            llvm::zip(copy->getResultTypes(), original->getResultTypes()))) {
     auto [copyType, originalType] = types;
@@ -279,11 +289,10 @@ CloneVerifier::compareTypesAndOperands(Operation *copy, Operation *original,
     }
   }
 
-  if (copy->getNumOperands() != original->getNumOperands()) {
-    os << "it has " << copy->getNumOperands()
-       << " operands but its original has " << original->getNumOperands();
-    return text;
-  }
+  if (std::string difference = describeCountDifference(
+          "operands", copy->getNumOperands(), original->getNumOperands());
+      !difference.empty())
+    return difference;
   for (auto [number, operands] : llvm::enumerate(
            llvm::zip(copy->getOperands(), original->getOperands()))) {
     auto [copyOperand, originalOperand] = operands;
@@ -308,11 +317,10 @@ std::string CloneVerifier::compareRegions(Operation *copy, Operation *original,
                                           DenseMap<Value, Value> &inner) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  if (copy->getNumRegions() != original->getNumRegions()) {
-    os << "it has " << copy->getNumRegions() << " regions but its original has "
-       << original->getNumRegions();
-    return text;
-  }
+  if (std::string difference = describeCountDifference(
+          "regions", copy->getNumRegions(), original->getNumRegions());
+      !difference.empty())
+    return difference;
   for (auto [index, regions] :
        llvm::enumerate(llvm::zip(copy->getRegions(), original->getRegions()))) {
     auto &[copyRegion, originalRegion] = regions;

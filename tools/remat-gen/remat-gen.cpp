@@ -338,6 +338,11 @@ private:
   }
   void nextMark();
   bool forwardNode();
+  bool buildForward(Node &node, Value x);
+  Value dropoutForward(Node &node, Value x);
+  void buildForwardNodes();
+  void addSinks();
+  remat::BackwardOp buildBackward(Value y, Value dy);
   void backwardNode(const Node &node, Value g);
   void accumulate(Value v, Value g) {
     auto [it, inserted] = grads.try_emplace(v, g);
@@ -411,10 +416,24 @@ bool Generator::forwardNode() {
   Kind kind =
       loops && rng.chance(15) ? Kind::Scan : kinds[rng.below(std::size(kinds))];
   Node node{kind, {}, {}, {}, 0, {}, {}, 0, 0, false, {}};
-  Value x = pickValue();
+  if (!buildForward(node, pickValue()))
+    return false;
+  Operation *last = node.output.getDefiningOp();
+  if (marks && currentMark && rng.chance(8))
+    last->setAttr(remat::RematDialect::kPolicyAttrName,
+                  b.getStringAttr("save"));
+  addToPool(node.output);
+  nodes.push_back(std::move(node));
+  return true;
+}
+
+/// Emits the ops of `node`, of its kind, on the forward value `x`, and sets
+/// its inputs and output; false, having drawn but emitted nothing, if the
+/// kind does not fit.
+bool Generator::buildForward(Node &node, Value x) {
   ArrayRef<int64_t> xs = shapeOf(x);
-  Operation *last = nullptr;
-  switch (kind) {
+  node.inputs = {x};
+  switch (node.kind) {
   case Kind::Matmul: {
     int64_t n = rng.pick(std::vector<int64_t>(dims.begin(), dims.end()));
     SmallVector<int64_t> wshape{xs[1], n};
@@ -423,24 +442,22 @@ bool Generator::forwardNode() {
       w = param(wshape);
     node.inputs = {x, w};
     node.output = matmul(x, w);
-    break;
+    return true;
   }
   case Kind::Transpose:
-    node.inputs = {x};
     node.output = transpose(x);
-    break;
+    return true;
   case Kind::Bias: {
     Value bias = param({xs[1]});
     node.inputs = {x, bias};
     node.output = add(x, broadcast(bias, xs, 0));
-    break;
+    return true;
   }
   case Kind::ReduceBcast: {
     int64_t n = rng.pick(std::vector<int64_t>(dims.begin(), dims.end()));
-    node.inputs = {x};
     node.reduced = reduce(x, 1);
     node.output = broadcast(node.reduced, {xs[0], n}, 1);
-    break;
+    return true;
   }
   case Kind::Binary: {
     Value y = pickWithShape(xs, x);
@@ -450,25 +467,21 @@ bool Generator::forwardNode() {
     node.binary = ops[rng.below(3)];
     node.inputs = {x, y};
     node.output = binary(node.binary, x, y);
-    break;
+    return true;
   }
   case Kind::Tanh:
-    node.inputs = {x};
     node.output = make<math::TanhOp>(x);
-    break;
+    return true;
   case Kind::Neg:
-    node.inputs = {x};
     node.output = make<arith::NegFOp>(x);
-    break;
+    return true;
   case Kind::Relu:
-    node.inputs = {x};
     node.output = make<arith::MaximumFOp>(x, splat(0.0, xs));
-    break;
+    return true;
   case Kind::Scale:
-    node.inputs = {x};
     node.constant = rng.chance(50) ? 0.5 : 0.25 * (1 + rng.below(7));
     node.output = scale(x, node.constant);
-    break;
+    return true;
   case Kind::Concat: {
     // Another value with the same extent in the other dimension.
     node.dim = rng.below(2);
@@ -477,32 +490,30 @@ bool Generator::forwardNode() {
     Value y = fits[rng.below(fits.size())];
     node.inputs = {x, y};
     node.output = make<tensor::ConcatOp>(node.dim, ValueRange{x, y});
-    break;
+    return true;
   }
-  case Kind::Dropout: {
-    if (!seed) {
-      seed = arg(b.getI64Type());
-    }
-    double p = rng.chance(50) ? 0.5 : 0.125;
-    node.constant = 1.0 / (1.0 - p);
-    Value u = make<remat::RngUniformOp>(type(xs));
-    node.mask = make<arith::CmpFOp>(arith::CmpFPredicate::OGE, u, splat(p, xs));
-    Value scaled = scale(x, node.constant);
-    node.inputs = {x};
-    node.output = make<arith::SelectOp>(node.mask, scaled, splat(0.0, xs));
-    break;
-  }
+  case Kind::Dropout:
+    node.output = dropoutForward(node, x);
+    return true;
   case Kind::Scan:
     node.output = scanForward(node, x);
-    break;
+    return true;
   }
-  last = node.output.getDefiningOp();
-  if (marks && currentMark && rng.chance(8))
-    last->setAttr(remat::RematDialect::kPolicyAttrName,
-                  b.getStringAttr("save"));
-  addToPool(node.output);
-  nodes.push_back(std::move(node));
-  return true;
+  llvm_unreachable("unknown node kind");
+}
+
+/// Dropout of `x` with a random keep probability: `x` scaled where a
+/// uniform draw (remat.rng_uniform) keeps it, else zero.
+Value Generator::dropoutForward(Node &node, Value x) {
+  ArrayRef<int64_t> xs = shapeOf(x);
+  if (!seed)
+    seed = arg(b.getI64Type());
+  double p = rng.chance(50) ? 0.5 : 0.125;
+  node.constant = 1.0 / (1.0 - p);
+  Value u = make<remat::RngUniformOp>(type(xs));
+  node.mask = make<arith::CmpFOp>(arith::CmpFPredicate::OGE, u, splat(p, xs));
+  Value scaled = scale(x, node.constant);
+  return make<arith::SelectOp>(node.mask, scaled, splat(0.0, xs));
 }
 
 /// The vector-Jacobian product of one node: adds the gradients of its
@@ -662,7 +673,33 @@ OwningOpRef<ModuleOp> Generator::run() {
   for (unsigned i = 0; i < numInputs; ++i)
     addToPool(param(
         {batch, rng.pick(std::vector<int64_t>(dims.begin(), dims.end()))}));
+  buildForwardNodes();
+  addSinks();
+  currentMark = {};
 
+  // The step returns the last value y and the gradients of every input and
+  // parameter for the cotangent dy of y.
+  Value y = pool.back();
+  Value dy = arg(y.getType());
+  auto backward = buildBackward(y, dy);
+  b.setInsertionPointAfter(backward);
+  SmallVector<Value> returned{y};
+  llvm::append_range(returned, backward.getResults());
+  func::ReturnOp::create(b, loc, returned);
+
+  SmallVector<Type> resultTypes;
+  for (Value v : returned)
+    resultTypes.push_back(v.getType());
+  func.setFunctionType(b.getFunctionType(argTypes, resultTypes));
+  if (seed)
+    func.setArgAttr(cast<BlockArgument>(seed).getArgNumber(),
+                    remat::RematDialect::kRngSeedAttrName, b.getUnitAttr());
+  return module;
+}
+
+/// Adds forward nodes, each under the next mark, up to the node limit and
+/// the forward op limit (which counts nested ops).
+void Generator::buildForwardNodes() {
   unsigned limit = maxNodes ? std::min(maxNodes, numNodes) : numNodes;
   Operation *counted = nullptr; // the last forward op counted
   for (unsigned made = 0; made < limit && forwardOps < forwardOpLimit;) {
@@ -675,45 +712,39 @@ OwningOpRef<ModuleOp> Generator::run() {
       it->walk([&](Operation *) { ++forwardOps; });
     counted = &body->back();
   }
-  // Dead ends of the DAG of y's shape flow into y, so that more of the
-  // forward graph has gradients.
-  {
-    llvm::DenseSet<Value> used;
-    for (const Node &node : nodes)
-      used.insert(node.inputs.begin(), node.inputs.end());
-    SmallVector<Value> sinks;
-    for (const Node &node : nodes)
-      if (!used.contains(node.output) && node.output != pool.back() &&
-          shapeOf(node.output) == shapeOf(pool.back()))
-        sinks.push_back(node.output);
-    for (Value sink : sinks) {
-      Node node{Kind::Binary,
-                {pool.back(), sink},
-                {},
-                "addf",
-                0,
-                {},
-                {},
-                0,
-                0,
-                false,
-                {}};
-      node.output = add(pool.back(), sink);
-      addToPool(node.output);
-      nodes.push_back(std::move(node));
-    }
-  }
-  currentMark = {};
+}
 
-  // The step returns the last value y and the gradients of every input and
-  // parameter for the cotangent dy of y.
-  Value y = pool.back();
-  Value dy = arg(y.getType());
+/// Dead ends of the DAG of the last value's shape flow into it, so that more
+/// of the forward graph has gradients.
+void Generator::addSinks() {
+  llvm::DenseSet<Value> used;
+  for (const Node &node : nodes)
+    used.insert(node.inputs.begin(), node.inputs.end());
+  SmallVector<Value> sinks;
+  for (const Node &node : nodes)
+    if (!used.contains(node.output) && node.output != pool.back() &&
+        shapeOf(node.output) == shapeOf(pool.back()))
+      sinks.push_back(node.output);
+  for (Value sink : sinks) {
+    Node node{};
+    node.kind = Kind::Binary;
+    node.inputs = {pool.back(), sink};
+    node.binary = "addf";
+    node.output = add(pool.back(), sink);
+    addToPool(node.output);
+    nodes.push_back(std::move(node));
+  }
+}
+
+/// The remat.backward region of the step that returns `y`, given the
+/// cotangent `dy`: the chain rule over the forward nodes in reverse, yielding
+/// the gradient of every input and parameter (zero where none flows).
+remat::BackwardOp Generator::buildBackward(Value y, Value dy) {
   SmallVector<Type> gradTypes;
   for (Value v : diffArgs)
     gradTypes.push_back(v.getType());
   auto backward = remat::BackwardOp::create(b, loc, gradTypes);
-  Block *bwd = b.createBlock(&backward.getBody());
+  b.createBlock(&backward.getBody());
   inBackward = true;
   grads[y] = dy;
   for (const Node &node : llvm::reverse(nodes)) {
@@ -727,20 +758,7 @@ OwningOpRef<ModuleOp> Generator::run() {
     results.push_back(it != grads.end() ? it->second : splat(0.0, shapeOf(v)));
   }
   remat::YieldOp::create(b, loc, results);
-  b.setInsertionPointAfter(backward);
-  SmallVector<Value> returned{y};
-  llvm::append_range(returned, backward.getResults());
-  func::ReturnOp::create(b, loc, returned);
-  (void)bwd;
-
-  SmallVector<Type> resultTypes;
-  for (Value v : returned)
-    resultTypes.push_back(v.getType());
-  func.setFunctionType(b.getFunctionType(argTypes, resultTypes));
-  if (seed)
-    func.setArgAttr(cast<BlockArgument>(seed).getArgNumber(),
-                    remat::RematDialect::kRngSeedAttrName, b.getUnitAttr());
-  return module;
+  return backward;
 }
 
 size_t countOps(ModuleOp module) {

@@ -224,6 +224,34 @@ protected:
     context.loadAllAvailableDialects();
   }
 
+  /// Parses `source` into `module` and builds the marking problem of its
+  /// function; fails if either fails.
+  FailureOr<MarkingProblem> parseProblem(StringRef source,
+                                         OwningOpRef<ModuleOp> &module) {
+    module = parseSourceString<ModuleOp>(source, &context);
+    if (!module)
+      return failure();
+    return MarkingProblem::build(*module->getOps<func::FuncOp>().begin());
+  }
+
+  /// A random chain of `n` ops whose every op reads only the op before
+  /// (randomStep, strict), its marking problem and its stages.
+  struct Chain {
+    std::string source;
+    OwningOpRef<ModuleOp> module;
+    FailureOr<MarkingProblem> problem = failure();
+    std::vector<ChainStage> stages;
+  };
+  Chain makeChain(std::mt19937 &rng, int n) {
+    Chain chain;
+    chain.source = randomStep(rng, n, /*chain=*/true, /*strict=*/true);
+    chain.problem = parseProblem(chain.source, chain.module);
+    SmallVector<size_t> firstOp;
+    if (succeeded(chain.problem))
+      chain.stages = chain.problem->getChain(64, firstOp);
+    return chain;
+  }
+
   /// The reference cost of recomputing the forward ops in `mask` (one
   /// segment): the real -remat-checkpoint pass on a copy, then the profile.
   PlanCost reference(ModuleOp module, uint64_t mask) {
@@ -276,12 +304,9 @@ TEST_F(PlannerTest, BudgetEqualsBruteForceAndIsMonotone) {
     bool chain = trial % 2 == 0;
     int n = 1 + trial / 2 % 12;
     std::string source = randomStep(rng, n, chain);
-    OwningOpRef<ModuleOp> module =
-        parseSourceString<ModuleOp>(source, &context);
-    ASSERT_TRUE(module) << source;
-    auto function = *module->getOps<func::FuncOp>().begin();
-    FailureOr<MarkingProblem> problem = MarkingProblem::build(function);
-    ASSERT_TRUE(succeeded(problem));
+    OwningOpRef<ModuleOp> module;
+    FailureOr<MarkingProblem> problem = parseProblem(source, module);
+    ASSERT_TRUE(succeeded(problem)) << source;
     // Every forward op here is a decision: no constants, no empties.
     ASSERT_EQ(problem->size(), static_cast<size_t>(n)) << source;
 
@@ -433,12 +458,9 @@ TEST_F(PlannerTest, NestedEqualsBruteForceOnSmallGraphs) {
     int n = 1 + trial / 3 % 6;
     std::string source =
         randomStep(rng, n, /*chain=*/shape < 2, /*strict=*/shape == 0);
-    OwningOpRef<ModuleOp> module =
-        parseSourceString<ModuleOp>(source, &context);
-    ASSERT_TRUE(module) << source;
-    auto function = *module->getOps<func::FuncOp>().begin();
-    FailureOr<MarkingProblem> problem = MarkingProblem::build(function);
-    ASSERT_TRUE(succeeded(problem));
+    OwningOpRef<ModuleOp> module;
+    FailureOr<MarkingProblem> problem = parseProblem(source, module);
+    ASSERT_TRUE(succeeded(problem)) << source;
     ASSERT_EQ(problem->size(), static_cast<size_t>(n)) << source;
     // The brute force: every one-segment subset and every nested plan of
     // contiguous segments down to three levels, through the real pass.
@@ -503,37 +525,30 @@ TEST_F(PlannerTest, ChainProgramIsExactOnChains) {
   int cases = 0, budgets = 0, exact = 0, plans = 0, modelAgrees = 0;
   for (int trial = 0; trial < kTrials; ++trial) {
     int n = 1 + trial % 6;
-    std::string source = randomStep(rng, n, /*chain=*/true, /*strict=*/true);
-    OwningOpRef<ModuleOp> module =
-        parseSourceString<ModuleOp>(source, &context);
-    ASSERT_TRUE(module) << source;
-    auto function = *module->getOps<func::FuncOp>().begin();
-    FailureOr<MarkingProblem> problem = MarkingProblem::build(function);
-    ASSERT_TRUE(succeeded(problem));
-    SmallVector<size_t> firstOp;
-    std::vector<ChainStage> stages = problem->getChain(64, firstOp);
-    ASSERT_EQ(stages.size(), static_cast<size_t>(n));
+    Chain chain = makeChain(rng, n);
+    ASSERT_TRUE(succeeded(chain.problem)) << chain.source;
+    ASSERT_EQ(chain.stages.size(), static_cast<size_t>(n)) << chain.source;
 
     BestByPeak best;
     forEachNestedPlan(n, /*maxDepth=*/n, [&](ArrayRef<SegmentPath> paths) {
-      PlanCost cost = problem->evaluate(paths);
+      PlanCost cost = chain.problem->evaluate(paths);
       record(best, cost);
       // The model's account of the same plan; the first disagreement in
       // full, the count says how many.
-      std::string mismatch = modelMismatch(stages, paths, cost);
+      std::string mismatch = modelMismatch(chain.stages, paths, cost);
       EXPECT_TRUE(mismatch.empty() || modelAgrees < plans)
-          << source << mismatch;
+          << chain.source << mismatch;
       modelAgrees += mismatch.empty();
       ++plans;
     });
 
-    BudgetPlanner planner(*problem, chainProgramOnly());
+    BudgetPlanner planner(*chain.problem, chainProgramOnly());
     int64_t optimum = std::numeric_limits<int64_t>::max();
     for (auto [budget, flops] : best) {
       optimum = std::min(optimum, flops);
       std::optional<PlanPoint> plan = planner.solve(budget);
       EXPECT_TRUE(plan && plan->cost.recomputeFlops == optimum)
-          << source << "budget " << budget << " optimum " << optimum;
+          << chain.source << "budget " << budget << " optimum " << optimum;
       exact += plan && plan->cost.recomputeFlops == optimum;
       ++budgets;
     }
@@ -578,19 +593,12 @@ TEST_F(PlannerTest, ChainModelIsTheMeasurementOnLongChains) {
   int plans = 0, budgets = 0, below = 0;
   for (int trial = 0; trial < 36; ++trial) {
     int n = 7 + trial % 6;
-    std::string source = randomStep(rng, n, /*chain=*/true, /*strict=*/true);
-    OwningOpRef<ModuleOp> module =
-        parseSourceString<ModuleOp>(source, &context);
-    ASSERT_TRUE(module) << source;
-    auto function = *module->getOps<func::FuncOp>().begin();
-    FailureOr<MarkingProblem> problem = MarkingProblem::build(function);
-    ASSERT_TRUE(succeeded(problem));
-    SmallVector<size_t> firstOp;
-    std::vector<ChainStage> stages = problem->getChain(64, firstOp);
-    ASSERT_EQ(stages.size(), static_cast<size_t>(n));
+    Chain chain = makeChain(rng, n);
+    ASSERT_TRUE(succeeded(chain.problem)) << chain.source;
+    ASSERT_EQ(chain.stages.size(), static_cast<size_t>(n)) << chain.source;
     auto check = [&](ArrayRef<SegmentPath> paths) {
-      PlanCost cost = problem->evaluate(paths);
-      EXPECT_EQ(modelMismatch(stages, paths, cost), "") << source;
+      PlanCost cost = chain.problem->evaluate(paths);
+      EXPECT_EQ(modelMismatch(chain.stages, paths, cost), "") << chain.source;
       ++plans;
       return cost;
     };
@@ -601,16 +609,16 @@ TEST_F(PlannerTest, ChainModelIsTheMeasurementOnLongChains) {
       randomPlan(rng, 0, n - 1, {}, /*whole=*/true, nextId, paths);
       record(best, check(paths));
     }
-    for (const ChainPlan &plan : ChainPlanner(stages).getFront(64))
+    for (const ChainPlan &plan : ChainPlanner(chain.stages).getFront(64))
       check(plan.paths);
 
-    BudgetPlanner planner(*problem, chainProgramOnly());
+    BudgetPlanner planner(*chain.problem, chainProgramOnly());
     int64_t sampled = std::numeric_limits<int64_t>::max();
     for (auto [budget, flops] : best) {
       sampled = std::min(sampled, flops);
       std::optional<PlanPoint> plan = planner.solve(budget);
-      ASSERT_TRUE(plan) << source << "budget " << budget;
-      EXPECT_LE(plan->cost.recomputeFlops, sampled) << source;
+      ASSERT_TRUE(plan) << chain.source << "budget " << budget;
+      EXPECT_LE(plan->cost.recomputeFlops, sampled) << chain.source;
       below += plan->cost.recomputeFlops < sampled;
       ++budgets;
     }
@@ -659,12 +667,9 @@ TEST_F(PlannerTest, PoolLimitHoldsAndBoundsTheWork) {
   int graphs = 0;
   for (int trial = 0; trial < 12; ++trial) {
     std::string source = randomStep(rng, 20 + trial * 3, /*chain=*/false);
-    OwningOpRef<ModuleOp> module =
-        parseSourceString<ModuleOp>(source, &context);
-    ASSERT_TRUE(module) << source;
-    auto function = *module->getOps<func::FuncOp>().begin();
-    FailureOr<MarkingProblem> problem = MarkingProblem::build(function);
-    ASSERT_TRUE(succeeded(problem));
+    OwningOpRef<ModuleOp> module;
+    FailureOr<MarkingProblem> problem = parseProblem(source, module);
+    ASSERT_TRUE(succeeded(problem)) << source;
     if (problem->size() <= BudgetOptions().exactLimit)
       continue;
     ++graphs;

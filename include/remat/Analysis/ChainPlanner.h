@@ -137,8 +137,11 @@ private:
   int64_t topEntry(Input input, unsigned s, unsigned m) const;
   int64_t inputBytes(Input input, unsigned s) const;
   void solve();
+  struct Level;
   int64_t bestLevel(Input input, unsigned s, unsigned t, unsigned m, bool top,
                     Choice *choice) const;
+  void considerKeeping(Level &level) const;
+  void considerNesting(Level &level) const;
   void extract(Input input, unsigned s, unsigned t, unsigned m, bool top,
                SegmentPath prefix, int64_t &nextId, ChainPlan &plan) const;
 

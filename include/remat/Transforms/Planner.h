@@ -211,6 +211,11 @@ struct PlanPoint {
   PlanCost cost;
 };
 
+/// The cheapest of `points` with peak <= `budget`: fewest recompute FLOPs,
+/// then lowest peak, then first; null if none fits.
+const PlanPoint *findCheapestWithin(llvm::ArrayRef<PlanPoint> points,
+                                    int64_t budget);
+
 /// How a budget was answered.
 enum class BudgetMethod {
   /// Every subset of decision ops measured.
@@ -290,8 +295,6 @@ public:
   int64_t getLowerBound(int64_t budget) { return answer(budget).lowerBound; }
 
 private:
-  void add(Marking marking);
-  const PlanPoint *bestInPool(int64_t budget) const;
   void solveIlp(int64_t budget, BudgetAnswer &result);
   int64_t relaxationBound(int64_t budget, bool &infeasible) const;
 

@@ -188,6 +188,66 @@ static bool isStackBuffer(Value value) {
 
 namespace {
 
+/// The values a loop's body uses from above: constants, which the unit
+/// clones, and the others, which the context stores as `storedTypes`.
+struct Captures {
+  SmallVector<Value> values, constants;
+  SmallVector<Type> storedTypes;
+};
+
+/// The unit function's index constants, created once each at its entry.
+class IndexConstants {
+public:
+  IndexConstants(OpBuilder &builder, Location loc, Block *entry)
+      : builder(builder), loc(loc), entry(entry) {}
+
+  Value operator()(uint64_t value) {
+    Value &constant = constants[value];
+    if (!constant) {
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPointToStart(entry);
+      constant = arith::ConstantIndexOp::create(builder, loc, int64_t(value));
+    }
+    return constant;
+  }
+  /// The constant of a loop bound, which must be a constant.
+  Value getBound(Value bound) {
+    return (*this)(uint64_t(*getConstantIntValue(bound)));
+  }
+
+private:
+  OpBuilder &builder;
+  Location loc;
+  Block *entry;
+  DenseMap<uint64_t, Value> constants;
+};
+
+} // namespace
+
+/// The Captures of `loop`'s body, or failure if a value it captures cannot
+/// be stored in the context or is a stack buffer.
+static FailureOr<Captures> collectCaptures(const LLVMTypeConverter &converter,
+                                           scf::ParallelOp loop) {
+  SetVector<Value> above;
+  getUsedValuesDefinedAbove(loop.getRegion(), above);
+  Captures captures;
+  for (Value value : above) {
+    Operation *def = value.getDefiningOp();
+    if (def && def->hasTrait<OpTrait::ConstantLike>()) {
+      captures.constants.push_back(value);
+      continue;
+    }
+    Type stored = getStoredType(converter, value.getType());
+    if (!stored || isStackBuffer(value))
+      return failure();
+    captures.values.push_back(value);
+    captures.storedTypes.push_back(stored);
+  }
+  return captures;
+}
+
+namespace {
+
 struct RematOutlineParallelLoopsPass
     : remat::impl::RematOutlineParallelLoopsPassBase<
           RematOutlineParallelLoopsPass> {
@@ -245,30 +305,18 @@ struct RematOutlineParallelLoopsPass
                         const LLVMTypeConverter &converter,
                         SymbolTable &symbols, scf::ParallelOp loop,
                         ArrayRef<uint64_t> trips, const UnitSplit &split) {
-    SetVector<Value> above;
-    getUsedValuesDefinedAbove(loop.getRegion(), above);
-    SmallVector<Value> captures, constants;
-    SmallVector<Type> storedTypes;
-    for (Value value : above) {
-      Operation *def = value.getDefiningOp();
-      if (def && def->hasTrait<OpTrait::ConstantLike>()) {
-        constants.push_back(value);
-        continue;
-      }
-      Type stored = getStoredType(converter, value.getType());
-      if (!stored || isStackBuffer(value))
-        return failure();
-      captures.push_back(value);
-      storedTypes.push_back(stored);
-    }
+    FailureOr<Captures> captures = collectCaptures(converter, loop);
+    if (failed(captures))
+      return failure();
 
     MLIRContext *context = &getContext();
     Location loc = loop.getLoc();
     auto function = loop->getParentOfType<func::FuncOp>();
     auto ptrType = LLVM::LLVMPointerType::get(context);
-    auto i64Type = rewriter.getI64Type();
-    auto unitFnType = rewriter.getFunctionType({ptrType, i64Type}, {});
-    auto contextType = LLVM::LLVMStructType::getLiteral(context, storedTypes);
+    auto unitFnType =
+        rewriter.getFunctionType({ptrType, rewriter.getI64Type()}, {});
+    auto contextType =
+        LLVM::LLVMStructType::getLiteral(context, captures->storedTypes);
     func::FuncOp parallelFor = getParallelFor(rewriter, symbols, unitFnType);
 
     // The outlined unit: captures loaded from the context, constants
@@ -279,34 +327,61 @@ struct RematOutlineParallelLoopsPass
         rewriter, loc, (function.getSymName() + "_parallel").str(), unitFnType);
     unitFn.setPrivate();
     symbols.insert(unitFn);
+    IRMapping mapping;
+    Block *entry =
+        createUnitEntry(rewriter, loc, unitFn, *captures, contextType, mapping);
+    IndexConstants index(rewriter, loc, entry);
+    Operation *terminator = func::ReturnOp::create(rewriter, loc);
+    rewriter.setInsertionPoint(terminator);
+    SmallVector<Value> ivs = createUnitInductionVars(rewriter, loc, loop, trips,
+                                                     split, index, terminator);
+    moveBodyIntoUnit(rewriter, loc, loop, split, index, ivs, terminator);
+    for (auto [from, to] : mapping.getValueMap())
+      rewriter.replaceUsesWithIf(from, to, [&](OpOperand &use) {
+        return unitFn->isProperAncestor(use.getOwner());
+      });
+
+    replaceByCall(rewriter, loc, loop, parallelFor, unitFn, *captures,
+                  contextType, split.units);
+    return success();
+  }
+
+  /// Creates `unitFn`'s entry block and fills it: each capture loaded from
+  /// the context (the block's first argument, of type `contextType`) and
+  /// each constant cloned, with `mapping` from the loop's values to them.
+  /// Leaves the insertion point at the block's end.
+  static Block *createUnitEntry(IRRewriter &rewriter, Location loc,
+                                func::FuncOp unitFn, const Captures &captures,
+                                Type contextType, IRMapping &mapping) {
+    auto ptrType = LLVM::LLVMPointerType::get(rewriter.getContext());
     Block *entry = unitFn.addEntryBlock();
     rewriter.setInsertionPointToStart(entry);
     Value contextArg = entry->getArgument(0);
-    IRMapping mapping;
-    for (auto [index, value] : llvm::enumerate(captures)) {
-      Type stored = storedTypes[index];
+    for (auto [index, value] : llvm::enumerate(captures.values)) {
+      Type stored = captures.storedTypes[index];
       auto address =
           LLVM::GEPOp::create(rewriter, loc, ptrType, contextType, contextArg,
                               ArrayRef<LLVM::GEPArg>{0, int32_t(index)});
       Value loaded = LLVM::LoadOp::create(rewriter, loc, stored, address);
       mapping.map(value, restore(rewriter, loc, loaded, value.getType()));
     }
-    for (Value constant : constants)
+    for (Value constant : captures.constants)
       rewriter.clone(*constant.getDefiningOp(), mapping);
-    // Index constants once each, at the entry.
-    DenseMap<uint64_t, Value> indexConstants;
-    auto index = [&](uint64_t value) -> Value {
-      Value &constant = indexConstants[value];
-      if (!constant) {
-        OpBuilder::InsertionGuard guard(rewriter);
-        rewriter.setInsertionPointToStart(entry);
-        constant =
-            arith::ConstantIndexOp::create(rewriter, loc, int64_t(value));
-      }
-      return constant;
-    };
-    Operation *terminator = func::ReturnOp::create(rewriter, loc);
-    rewriter.setInsertionPoint(terminator);
+    return entry;
+  }
+
+  /// Emits, before `terminator` in the unit function, the induction
+  /// variables of `loop`'s first `split.prefix` dimensions for the unit's
+  /// iterations: the unit's linear position (a loop over its `split.grain`
+  /// positions, whose terminator becomes `terminator`, when there are
+  /// several), delinearized by `trips`. The bounds are constants (the trip
+  /// counts are static).
+  static SmallVector<Value>
+  createUnitInductionVars(IRRewriter &rewriter, Location loc,
+                          scf::ParallelOp loop, ArrayRef<uint64_t> trips,
+                          const UnitSplit &split, IndexConstants &index,
+                          Operation *&terminator) {
+    Block *entry = terminator->getBlock();
     Value unit = arith::IndexCastOp::create(
         rewriter, loc, rewriter.getIndexType(), entry->getArgument(1));
     Value position =
@@ -323,11 +398,6 @@ struct RematOutlineParallelLoopsPass
       position = iterations.getInductionVar();
     }
 
-    // The first dimensions' induction variables from the linear position;
-    // the bounds are constants (the trip counts are static).
-    auto constantBound = [&](Value bound) {
-      return index(uint64_t(*getConstantIntValue(bound)));
-    };
     SmallVector<Value> ivs(split.prefix);
     for (int dim = split.prefix - 1; dim >= 0; --dim) {
       Value local = position;
@@ -338,15 +408,26 @@ struct RematOutlineParallelLoopsPass
             arith::DivUIOp::create(rewriter, loc, position, index(trips[dim]));
       }
       Value scaled = rewriter.createOrFold<arith::MulIOp>(
-          loc, local, constantBound(loop.getStep()[dim]));
+          loc, local, index.getBound(loop.getStep()[dim]));
       ivs[dim] = rewriter.createOrFold<arith::AddIOp>(
-          loc, constantBound(loop.getLowerBound()[dim]), scaled);
+          loc, index.getBound(loop.getLowerBound()[dim]), scaled);
     }
+    return ivs;
+  }
+
+  /// Moves `loop`'s body before `terminator` with the first dimensions'
+  /// induction variables `ivs`: inside a loop over the remaining dimensions
+  /// if there are any, else in place of the body's scf.reduce.
+  static void moveBodyIntoUnit(IRRewriter &rewriter, Location loc,
+                               scf::ParallelOp loop, const UnitSplit &split,
+                               IndexConstants &index, SmallVector<Value> &ivs,
+                               Operation *terminator) {
     Block *body = loop.getBody();
     if (split.prefix < loop.getNumLoops()) {
       auto bounds = [&](ValueRange values) {
-        return llvm::map_to_vector(values.drop_front(split.prefix),
-                                   constantBound);
+        return llvm::map_to_vector(
+            values.drop_front(split.prefix),
+            [&](Value bound) { return index.getBound(bound); });
       };
       auto rest = scf::ParallelOp::create(
           rewriter, loc, bounds(loop.getLowerBound()),
@@ -361,16 +442,21 @@ struct RematOutlineParallelLoopsPass
       rewriter.inlineBlockBefore(body, terminator, ivs);
       rewriter.eraseOp(terminator->getPrevNode());
     }
-    for (auto [from, to] : mapping.getValueMap())
-      rewriter.replaceUsesWithIf(from, to, [&](OpOperand &use) {
-        return unitFn->isProperAncestor(use.getOwner());
-      });
+  }
 
-    // The caller: the context on the stack (allocated once, at the
-    // function's entry: the loop may be in a loop), the captures stored,
-    // the call.
+  /// Replaces `loop` by the call of `parallelFor` over `units` units of
+  /// `unitFn`, with the context on the stack (allocated once, at the
+  /// function's entry: the loop may be in a loop) and the captures stored
+  /// into it.
+  static void replaceByCall(IRRewriter &rewriter, Location loc,
+                            scf::ParallelOp loop, func::FuncOp parallelFor,
+                            func::FuncOp unitFn, const Captures &captures,
+                            Type contextType, uint64_t units) {
+    auto function = loop->getParentOfType<func::FuncOp>();
+    auto ptrType = LLVM::LLVMPointerType::get(rewriter.getContext());
+    auto i64Type = rewriter.getI64Type();
     Value contextPtr;
-    if (captures.empty()) {
+    if (captures.values.empty()) {
       rewriter.setInsertionPoint(loop);
       contextPtr = LLVM::ZeroOp::create(rewriter, loc, ptrType);
     } else {
@@ -381,21 +467,20 @@ struct RematOutlineParallelLoopsPass
           LLVM::AllocaOp::create(rewriter, loc, ptrType, contextType, one);
     }
     rewriter.setInsertionPoint(loop);
-    for (auto [index, value] : llvm::enumerate(captures)) {
-      Value stored = store(rewriter, loc, value, storedTypes[index]);
+    for (auto [index, value] : llvm::enumerate(captures.values)) {
+      Value stored = store(rewriter, loc, value, captures.storedTypes[index]);
       auto address =
           LLVM::GEPOp::create(rewriter, loc, ptrType, contextType, contextPtr,
                               ArrayRef<LLVM::GEPArg>{0, int32_t(index)});
       LLVM::StoreOp::create(rewriter, loc, stored, address);
     }
-    Value fn = func::ConstantOp::create(rewriter, loc, unitFnType,
+    Value fn = func::ConstantOp::create(rewriter, loc, unitFn.getFunctionType(),
                                         unitFn.getSymName());
-    Value units = arith::ConstantIntOp::create(rewriter, loc, i64Type,
-                                               int64_t(split.units));
+    Value unitCount =
+        arith::ConstantIntOp::create(rewriter, loc, i64Type, int64_t(units));
     func::CallOp::create(rewriter, loc, parallelFor,
-                         ValueRange{units, fn, contextPtr});
+                         ValueRange{unitCount, fn, contextPtr});
     rewriter.eraseOp(loop);
-    return success();
   }
 
   /// The declaration of remat_parallel_for, created on first use.
