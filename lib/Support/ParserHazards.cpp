@@ -11,6 +11,7 @@
 
 #include "remat/Support/ParserHazards.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/SourceMgr.h"
@@ -58,6 +59,36 @@ public:
     }
   }
 
+  /// Skips what starts here if it cannot name an op: a string literal
+  /// (and with it the generic form of every op), or a sigil and the name
+  /// after it (%x, ^bb0, @f, #linalg.iterator_type, !llvm.ptr). Returns
+  /// whether it skipped anything.
+  bool skipStringOrSigilName() {
+    char c = peek();
+    if (c == '"') {
+      skipString();
+      return true;
+    }
+    if (c != '%' && c != '^' && c != '@' && c != '#' && c != '!')
+      return false;
+    ++position;
+    readIdentifier(/*afterSigil=*/true);
+    return true;
+  }
+
+  /// Moves to the next character that may be part of an op's name or
+  /// syntax, past space, comments, strings and sigils' names; returns
+  /// false at the end of the text.
+  bool skipToSyntax() {
+    while (true) {
+      skipSpace();
+      if (atEnd())
+        return false;
+      if (!skipStringOrSigilName())
+        return true;
+    }
+  }
+
   /// Whether `c` continues a bare identifier (`linalg.transpose`); the
   /// names after sigils (`%x-1`) may also hold '-'.
   static bool isIdentifierChar(char c, bool afterSigil = false) {
@@ -73,9 +104,9 @@ public:
     return text.slice(start, position);
   }
 
-  /// Whether a list of integers, `[` i64s separated by commas `]`, starts
-  /// here (the parser also mishandles an integer too large for an i64).
-  bool readIntegerList() {
+  /// Whether a list, `[` elements separated by commas `]`, starts here,
+  /// each element one `readElement` reads (it returns whether it did).
+  bool readList(function_ref<bool()> readElement) {
     if (peek() != '[')
       return false;
     ++position;
@@ -83,13 +114,7 @@ public:
     if (peek() == ']')
       return true;
     while (true) {
-      size_t start = position;
-      if (peek() == '-')
-        ++position;
-      while (isDigit(peek()))
-        ++position;
-      int64_t value;
-      if (text.slice(start, position).getAsInteger(10, value))
+      if (!readElement())
         return false;
       skipSpace();
       if (peek() == ']')
@@ -101,27 +126,28 @@ public:
     }
   }
 
-  /// Whether a list of string literals, `[` strings separated by commas
-  /// `]`, starts here.
+  /// Whether a list of i64s starts here (the parser also mishandles an
+  /// integer too large for one).
+  bool readIntegerList() {
+    return readList([&] {
+      size_t start = position;
+      if (peek() == '-')
+        ++position;
+      while (isDigit(peek()))
+        ++position;
+      int64_t value;
+      return !text.slice(start, position).getAsInteger(10, value);
+    });
+  }
+
+  /// Whether a list of string literals starts here.
   bool readStringList() {
-    if (peek() != '[')
-      return false;
-    ++position;
-    skipSpace();
-    if (peek() == ']')
-      return true;
-    while (true) {
+    return readList([&] {
       if (peek() != '"')
         return false;
       skipString();
-      skipSpace();
-      if (peek() == ']')
-        return true;
-      if (peek() != ',')
-        return false;
-      ++position;
-      skipSpace();
-    }
+      return true;
+    });
   }
 
   /// Moves to the next bare identifier outside the parentheses, brackets
@@ -130,13 +156,10 @@ public:
   StringRef nextTopLevelIdentifier() {
     int depth = 0;
     while (true) {
-      skipSpace();
-      if (atEnd())
+      if (!skipToSyntax())
         return {};
       char c = peek();
-      if (c == '"') {
-        skipString();
-      } else if (c == '(' || c == '[' || c == '{') {
+      if (c == '(' || c == '[' || c == '{') {
         ++depth;
         ++position;
       } else if (c == ')' || c == ']' || c == '}') {
@@ -171,14 +194,9 @@ static std::optional<remat::ParserHazard>
 checkGenericAttributes(Scanner scanner) {
   scanner.skip();
   int depth = 0;
-  while (true) {
-    scanner.skipSpace();
-    if (scanner.atEnd())
-      return std::nullopt;
+  while (scanner.skipToSyntax()) {
     char c = scanner.peek();
-    if (c == '"') {
-      scanner.skipString();
-    } else if (c == '-') {
+    if (c == '-') {
       // The arrow of an affine map is no closing angle.
       scanner.skip();
       if (scanner.peek() == '>')
@@ -190,9 +208,6 @@ checkGenericAttributes(Scanner scanner) {
       if (--depth < 0)
         return std::nullopt;
       scanner.skip();
-    } else if (c == '%' || c == '^' || c == '@' || c == '#' || c == '!') {
-      scanner.skip();
-      scanner.readIdentifier(/*afterSigil=*/true);
     } else if (!Scanner::isIdentifierChar(c)) {
       scanner.skip();
     } else if (size_t at = scanner.getOffset();
@@ -210,6 +225,7 @@ checkGenericAttributes(Scanner scanner) {
               "anything else, so remat rejects the file before parsing it"};
     }
   }
+  return std::nullopt;
 }
 
 /// The hazard of the linalg op `name` (without `linalg.`) whose custom form
@@ -263,28 +279,17 @@ static std::optional<remat::ParserHazard> checkLinalgOp(StringRef name,
 
 std::optional<remat::ParserHazard> remat::findParserHazard(StringRef text) {
   Scanner scanner(text);
-  while (true) {
-    scanner.skipSpace();
-    if (scanner.atEnd())
-      return std::nullopt;
-    char c = scanner.peek();
-    if (c == '"') {
-      // Strings, and with them the generic form of every op.
-      scanner.skipString();
-    } else if (c == '%' || c == '^' || c == '@' || c == '#' || c == '!') {
-      // A sigil: the name after it (%x, ^bb0, @f, #linalg.iterator_type,
-      // !llvm.ptr) is not an op's.
+  while (scanner.skipToSyntax()) {
+    if (!Scanner::isIdentifierChar(scanner.peek())) {
       scanner.skip();
-      scanner.readIdentifier(/*afterSigil=*/true);
-    } else if (Scanner::isIdentifierChar(c)) {
-      StringRef word = scanner.readIdentifier();
-      if (word.consume_front("linalg."))
-        if (std::optional<ParserHazard> hazard = checkLinalgOp(word, scanner))
-          return hazard;
-    } else {
-      scanner.skip();
+      continue;
     }
+    StringRef word = scanner.readIdentifier();
+    if (word.consume_front("linalg."))
+      if (std::optional<ParserHazard> hazard = checkLinalgOp(word, scanner))
+        return hazard;
   }
+  return std::nullopt;
 }
 
 LogicalResult remat::checkParserHazards(const SourceMgr &sourceMgr,
