@@ -19,8 +19,12 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+#include "llvm/ADT/SetVector.h"
 
 #include <cmath>
+#include <functional>
 #include <map>
 
 namespace remat {
@@ -379,6 +383,243 @@ struct ScanRewriter {
 
 } // namespace
 
+//===----------------------------------------------------------------------===//
+// Segments inside a scan's body
+//===----------------------------------------------------------------------===//
+
+/// Whether the backward recomputes `op`, an op of a scan's body, per
+/// iteration: it is marked, and not saved by its policy.
+static bool isRecomputedInBody(Operation *op) {
+  return op->hasAttr(RematDialect::kSegmentAttrName) &&
+         getPolicy(op) != Policy::Save;
+}
+
+/// Whether the forward body of `loop` holds a checkpoint mark.
+static bool hasMarkedBody(scf::ForOp loop) {
+  return llvm::any_of(loop.getBody()->without_terminator(), [](Operation &op) {
+    return op.hasAttr(RematDialect::kSegmentAttrName) ||
+           op.hasAttr(RematDialect::kPolicyAttrName);
+  });
+}
+
+/// The values `op` reads: its operands and the values its regions use from
+/// above.
+static SmallVector<Value> getReadValues(Operation *op) {
+  SmallVector<Value> values(op->getOperands());
+  llvm::SetVector<Value> above;
+  getUsedValuesDefinedAbove(op->getRegions(), above);
+  llvm::append_range(values, above);
+  return values;
+}
+
+namespace {
+
+/// What the backward loop recomputes of a scan's body per iteration, and
+/// what it reads from the forward's stacks to do so.
+struct BodyRecompute {
+  /// The stacks (iter_arg numbers) whose slots the backward recomputes.
+  SmallVector<unsigned> dropped;
+  /// The body's ops to clone into the backward loop, in body order.
+  SetVector<Operation *> ops;
+  /// The values the clones read from a slot of a stack: the number of the
+  /// stack that already holds them, or none for a new stack.
+  SmallVector<std::pair<Value, std::optional<unsigned>>> leaves;
+};
+
+} // namespace
+
+/// Plans the recomputation of the marked ops of `pair`'s forward body: the
+/// slice of the stacked values they compute, back to the carries and the
+/// unmarked ops that depend on them, whose values come from stacks. What
+/// depends on no carry (the iteration index, values from outside, slices of
+/// them) is recomputed rather than stacked. Emits an error and fails when
+/// the marks cannot take effect.
+static FailureOr<BodyRecompute> planBodyRecompute(ScanPair &pair) {
+  scf::ForOp loop = pair.forward;
+  Block *body = loop.getBody();
+  DenseSet<Operation *> onCarry;
+  for (Operation &op : body->without_terminator())
+    if (llvm::any_of(getReadValues(&op), [&](Value value) {
+          auto arg = dyn_cast<BlockArgument>(value);
+          if (arg && arg.getOwner() == body)
+            return arg != loop.getInductionVar();
+          return onCarry.contains(value.getDefiningOp());
+        }))
+      onCarry.insert(&op);
+
+  BodyRecompute plan;
+  SetVector<Operation *> slice;
+  SetVector<Value> leaves;
+  std::function<void(Value)> visit = [&](Value value) {
+    Operation *def = value.getDefiningOp();
+    if (auto arg = dyn_cast<BlockArgument>(value);
+        arg && arg.getOwner() == body && arg != loop.getInductionVar()) {
+      leaves.insert(value);
+      return;
+    }
+    if (!def || def->getBlock() != body || slice.contains(def))
+      return;
+    if (!isRecomputedInBody(def) && onCarry.contains(def)) {
+      leaves.insert(value);
+      return;
+    }
+    slice.insert(def);
+    for (Value read : getReadValues(def))
+      visit(read);
+  };
+  for (auto [number, write] : llvm::enumerate(pair.stackWrites)) {
+    Operation *def = write ? write.getSource().getDefiningOp() : nullptr;
+    if (!def || def->getBlock() != body || !isRecomputedInBody(def))
+      continue;
+    plan.dropped.push_back(number);
+    visit(write.getSource());
+  }
+  Operation *firstMark =
+      &*llvm::find_if(body->without_terminator(),
+                      [](Operation &op) { return isRecomputedInBody(&op); });
+  for (unsigned number : plan.dropped)
+    for (Operation *read : loop.getResult(number).getUsers())
+      if (read->getResult(0).getType() !=
+          pair.stackWrites[number].getSource().getType())
+        return read->emitError()
+               << "-remat-checkpoint-loops: the backward loop reads stack #"
+               << number << " as " << read->getResult(0).getType()
+               << ", not as the type of the marked op's value it holds";
+  if (plan.dropped.empty())
+    return firstMark->emitError()
+           << "-remat-checkpoint-loops: the marked ops of the scan's body "
+              "compute no value the scan stacks for its backward loop, so "
+              "there is nothing to recompute per iteration";
+  // The slice in body order, and where each leaf's slots come from.
+  for (Operation &op : body->without_terminator())
+    if (slice.contains(&op))
+      plan.ops.insert(&op);
+  for (Value leaf : leaves) {
+    if (auto arg = dyn_cast<BlockArgument>(leaf);
+        arg && pair.stackWrites[arg.getArgNumber() - 1])
+      return firstMark->emitError()
+             << "-remat-checkpoint-loops: the marked ops read stack #"
+             << arg.getArgNumber() - 1 << " of the scan itself";
+    std::optional<unsigned> stack;
+    for (auto [number, write] : llvm::enumerate(pair.stackWrites))
+      if (write && write.getSource() == leaf &&
+          !llvm::is_contained(plan.dropped, number))
+        stack = number;
+    auto type = dyn_cast<RankedTensorType>(leaf.getType());
+    if (!stack && (!type || !type.hasStaticShape()))
+      return firstMark->emitError()
+             << "-remat-checkpoint-loops: the marked ops read a value of type "
+             << leaf.getType()
+             << " that depends on the carries; only statically shaped "
+                "tensors can be stacked for them";
+    plan.leaves.push_back({leaf, stack});
+  }
+  return plan;
+}
+
+/// Rewrites `pair` as `plan` says: the forward loop no longer stacks the
+/// dropped values and stacks the new leaves instead, and the backward loop
+/// recomputes the dropped values per iteration from the slots of iteration
+/// n - 1 - j. The loops and the clones get `remat.id = id` and
+/// `remat.rerun_of = id`; the marks are dropped. Returns the new forward
+/// loop.
+static scf::ForOp recomputeBody(ScanPair &pair, const BodyRecompute &plan,
+                                int64_t id) {
+  scf::ForOp old = pair.forward;
+  ScanRewriter rewriter(pair, /*k=*/1, id);
+  OpBuilder &b = rewriter.b;
+  Location loc = rewriter.loc;
+
+  // The forward: the kept iter_args, then one new stack per new leaf.
+  SmallVector<unsigned> kept;
+  SmallVector<Value> inits;
+  for (unsigned number = 0; number < old.getNumRegionIterArgs(); ++number)
+    if (!llvm::is_contained(plan.dropped, number)) {
+      kept.push_back(number);
+      inits.push_back(old.getInitArgs()[number]);
+    }
+  SmallVector<Value> newLeaves;
+  for (auto [leaf, stack] : plan.leaves)
+    if (!stack) {
+      auto type =
+          getStackType(cast<RankedTensorType>(leaf.getType()), pair.trips, 0);
+      inits.push_back(tensor::EmptyOp::create(b, loc, type.getShape(),
+                                              type.getElementType()));
+      newLeaves.push_back(leaf);
+    }
+  auto loop = scf::ForOp::create(b, loc, old.getLowerBound(),
+                                 old.getUpperBound(), old.getStep(), inits);
+  loop->setAttrs(old->getDiscardableAttrDictionary());
+  loop->setAttr(RematDialect::kIdAttrName, b.getI64IntegerAttr(id));
+  Block *body = loop.getBody();
+  body->getOperations().splice(body->end(), old.getBody()->getOperations());
+  // The old body's arguments become the new one's; a leaf that is a carry
+  // is read through the new argument.
+  IRMapping arguments;
+  arguments.map(old.getInductionVar(), loop.getInductionVar());
+  for (auto [position, number] : llvm::enumerate(kept))
+    arguments.map(old.getRegionIterArgs()[number],
+                  loop.getRegionIterArgs()[position]);
+  for (auto [from, to] : arguments.getValueMap())
+    from.replaceAllUsesWith(to);
+  auto yield = cast<scf::YieldOp>(body->getTerminator());
+  b.setInsertionPoint(yield);
+  SmallVector<Value> yielded;
+  for (unsigned number : kept)
+    yielded.push_back(yield.getOperand(number));
+  for (auto [position, leaf] : llvm::enumerate(newLeaves))
+    yielded.push_back(
+        rewriter.writeSlot(arguments.lookupOrDefault(leaf),
+                           loop.getRegionIterArgs()[kept.size() + position],
+                           loop.getInductionVar()));
+  scf::YieldOp::create(b, loc, yielded);
+  yield.erase();
+  SmallVector<Value> droppedValues;
+  for (unsigned number : plan.dropped) {
+    droppedValues.push_back(pair.stackWrites[number].getSource());
+    pair.stackWrites[number].erase();
+  }
+  for (Operation &op : body->without_terminator()) {
+    op.removeAttr(RematDialect::kSegmentAttrName);
+    op.removeAttr(RematDialect::kPolicyAttrName);
+  }
+
+  // The backward: each iteration's slots at r = n - 1 - j, then the clones.
+  scf::ForOp backward = pair.backward;
+  b.setInsertionPointToStart(backward.getBody());
+  Value at = arith::SubIOp::create(b, loc, rewriter.index(pair.trips - 1),
+                                   backward.getInductionVar());
+  IRMapping mapping;
+  mapping.map(loop.getInductionVar(), at);
+  unsigned nextNew = kept.size();
+  for (auto [leaf, stack] : plan.leaves) {
+    Value source = stack
+                       ? loop.getResult(llvm::find(kept, *stack) - kept.begin())
+                       : loop.getResult(nextNew++);
+    mapping.map(arguments.lookupOrDefault(leaf),
+                rewriter.readSlot(source, at, leaf.getType()));
+  }
+  for (Operation *op : plan.ops) {
+    Operation *copy = b.clone(*op, mapping);
+    copy->setAttr(RematDialect::kRerunOfAttrName, b.getI64IntegerAttr(id));
+  }
+  // The backward's reads of the dropped stacks become the recomputed
+  // values; the kept stacks and carries are the new loop's.
+  for (auto [number, value] : llvm::zip_equal(plan.dropped, droppedValues)) {
+    Value recomputed = mapping.lookup(value);
+    for (Operation *read :
+         llvm::make_early_inc_range(old.getResult(number).getUsers())) {
+      read->getResult(0).replaceAllUsesWith(recomputed);
+      read->erase();
+    }
+  }
+  for (auto [position, number] : llvm::enumerate(kept))
+    old.getResult(number).replaceAllUsesWith(loop.getResult(position));
+  old.erase();
+  pair.forward = loop;
+  return loop;
+}
+
 /// The k a policy picks for the scan `pair` at `position` among the forward
 /// loops directly in the function body; 0 leaves it alone.
 using ChooseBlock = function_ref<int64_t(const ScanPair &pair, unsigned)>;
@@ -397,6 +638,16 @@ static SmallVector<scf::ForOp> getForwardLoops(func::FuncOp function,
   return loops;
 }
 
+/// The least `remat.id` no op of `function` has.
+static int64_t getNextId(func::FuncOp function) {
+  int64_t nextId = 0;
+  function->walk([&](Operation *op) {
+    if (auto id = op->getAttrOfType<IntegerAttr>(RematDialect::kIdAttrName))
+      nextId = std::max(nextId, id.getInt() + 1);
+  });
+  return nextId;
+}
+
 /// Rewrites the scans of `function` at the k `choose` picks, in program
 /// order, with a remark per loop if `remarks`. The pass runs this on the
 /// step and policy=budget on copies of it, so a prediction is of the very
@@ -406,11 +657,7 @@ static unsigned checkpointScans(func::FuncOp function, ChooseBlock choose,
   BackwardOp backwardOp = getBackwardOp(function.getBody());
   if (!backwardOp)
     return 0;
-  int64_t nextId = 0;
-  function->walk([&](Operation *op) {
-    if (auto id = op->getAttrOfType<IntegerAttr>(RematDialect::kIdAttrName))
-      nextId = std::max(nextId, id.getInt() + 1);
-  });
+  int64_t nextId = getNextId(function);
   unsigned rewritten = 0;
   for (auto [position, loop] :
        llvm::enumerate(getForwardLoops(function, backwardOp))) {
@@ -418,6 +665,13 @@ static unsigned checkpointScans(func::FuncOp function, ChooseBlock choose,
       if (remarks)
         loop.emitRemark() << "-remat-checkpoint-loops: the loop is in a "
                              "checkpoint segment, which recomputes it whole";
+      continue;
+    }
+    if (loop->hasAttr(RematDialect::kIdAttrName)) {
+      if (remarks)
+        loop.emitRemark() << "-remat-checkpoint-loops: the scan's body "
+                             "segments are recomputed per iteration; its "
+                             "carries are not checkpointed on top of that";
       continue;
     }
     ScanPair pair;
@@ -467,6 +721,51 @@ static unsigned checkpointScans(func::FuncOp function, ChooseBlock choose,
           << " bytes)";
   }
   return rewritten;
+}
+
+/// Bytes of the stacks (iter_arg numbers `numbers`) of `loop`.
+static int64_t getStackBytes(scf::ForOp loop, ArrayRef<unsigned> numbers) {
+  int64_t bytes = 0;
+  for (unsigned number : numbers)
+    bytes += getBytes(loop.getResultTypes()[number]);
+  return bytes;
+}
+
+/// Recomputes the marked ops of the scans' bodies in `function` per
+/// iteration (docs/Loops.md, "Segments inside a scan's body"), with a
+/// remark per scan if `remarks`. A loop whose body holds marks but that is
+/// not a scan this pass rewrites is an error: its marks would be ignored.
+static LogicalResult recomputeBodySegments(func::FuncOp function,
+                                           bool remarks) {
+  BackwardOp backwardOp = getBackwardOp(function.getBody());
+  for (scf::ForOp loop : getForwardLoops(function, backwardOp)) {
+    if (!hasMarkedBody(loop))
+      continue;
+    ScanPair pair;
+    std::string why = matchScan(loop, backwardOp, pair);
+    if (!why.empty())
+      return loop.emitError()
+             << "-remat-checkpoint-loops: the loop's body has checkpoint "
+                "marks, but the loop is not a scan with a reverse backward "
+                "loop: "
+             << why;
+    FailureOr<BodyRecompute> plan = planBodyRecompute(pair);
+    if (failed(plan))
+      return failure();
+    int64_t before = getStackBytes(loop, plan->dropped);
+    int64_t after = 0;
+    for (auto [leaf, stack] : plan->leaves)
+      if (!stack)
+        after += getBytes(leaf.getType()) * pair.trips;
+    size_t numOps = plan->ops.size();
+    scf::ForOp rewritten = recomputeBody(pair, *plan, getNextId(function));
+    if (remarks)
+      rewritten.emitRemark()
+          << "-remat-checkpoint-loops: the backward loop recomputes " << numOps
+          << " ops of the scan's body per iteration; the forward "
+          << "stacks " << after << " bytes instead of " << before;
+  }
+  return success();
 }
 
 /// The most scans policy=budget decides together: it measures every subset.
@@ -657,6 +956,8 @@ struct RematCheckpointLoopsPass
     if (!getBackwardOp(function.getBody()))
       return;
     measured.clear();
+    if (failed(recomputeBodySegments(function, /*remarks=*/true)))
+      return signalPassFailure();
     LoopPolicy chosenPolicy = getPolicy();
     SmallVector<int64_t> budgetChoice;
     if (chosenPolicy == LoopPolicy::Budget) {

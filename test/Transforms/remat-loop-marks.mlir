@@ -2,15 +2,18 @@
 // RUN: remat-opt %s --mlir-very-unsafe-disable-verifier-on-parsing -split-input-file -remat-mark=policy=sqrt -verify-diagnostics
 // RUN: remat-opt %s --mlir-very-unsafe-disable-verifier-on-parsing -split-input-file -remat-report -verify-diagnostics
 
-// A mark on an op inside a loop body or a branch never takes effect: the
-// passes recompute ops directly in the function body (a whole scf.for or
-// scf.if when it is marked), not a segment per iteration. The dialect
-// verifier rejects such marks where the IR is parsed; these cases are IR
-// that skipped it (--mlir-very-unsafe-disable-verifier-on-parsing, as the
-// output of a pass run without -verify-each), which the passes that read
-// marks reject themselves with a located error instead of ignoring the mark.
-// Integration/CPU/scan-mlp.test and remat-run-loop-dropout.test run loops
-// that -remat-checkpoint recomputes whole.
+// The passes on a step's own segments recompute ops directly in the
+// function body (a whole scf.for or scf.if when it is marked). A mark
+// directly in a scan's body is for -remat-checkpoint-loops, which recomputes
+// it per iteration (remat-checkpoint-loops-body.mlir): these passes reject
+// it with a located error that names that pass. A mark anywhere else in a
+// loop body or a branch never takes effect; the dialect verifier rejects it
+// where the IR is parsed, and these cases are IR that skipped it
+// (--mlir-very-unsafe-disable-verifier-on-parsing, as the output of a pass
+// run without -verify-each), which the passes that read marks reject
+// themselves instead of ignoring the mark. Integration/CPU/scan-mlp.test and
+// remat-run-loop-dropout.test run loops that -remat-checkpoint recomputes
+// whole.
 
 // Checks a segment inside a scan's forward body.
 func.func @segment_in_scan(%x: tensor<4xf32>, %dy: tensor<4xf32>)
@@ -19,7 +22,7 @@ func.func @segment_in_scan(%x: tensor<4xf32>, %dy: tensor<4xf32>)
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
   %h = scf.for %i = %c0 to %c4 step %c1 iter_args(%t = %x) -> (tensor<4xf32>) {
-    // expected-error @+1 {{'math.tanh' op is marked for checkpointing but is nested in 'scf.for'; segments are formed from the ops directly in a function body, and a segment inside a loop body is not recomputed per iteration: mark the enclosing op instead}}
+    // expected-error @+1 {{'math.tanh' op is marked for checkpointing in a scan's body: -remat-checkpoint-loops recomputes such segments per iteration; run it before the passes on the step's own segments}}
     %y = math.tanh %t {remat.segment = 0 : i64} : tensor<4xf32>
     scf.yield %y : tensor<4xf32>
   }

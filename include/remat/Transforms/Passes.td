@@ -208,6 +208,23 @@ def RematCheckpointLoopsPass
       nearest that k), and every subset of the scans (at most 8) is measured
       with those k. A remark states the choice, its predicted peak and FLOPs;
       no choice within the budget is an error naming the least peak reached.
+
+    Segments inside a scan's body come first. The marked ops (`remat.segment`
+    without `remat.policy = "save"`) directly in the body of a forward scan
+    of the form above are recomputed per iteration, as `jax.checkpoint` on a
+    scan's body does: a stack whose slot value a marked op computes is
+    dropped, and the backward loop recomputes that value at iteration
+    n - 1 - j by cloning its slice of the body, back to the values it reads
+    that depend on the carries through unmarked ops (or are carries). Those
+    come from slot n - 1 - j of the stack that already holds them, or of a
+    new stack the forward now writes; what depends on no carry (the
+    iteration index, slices of loop-invariant tensors, constants, the
+    Philox offsets) is recomputed too, so dropout masks are the forward's.
+    The loop gets `remat.id = N` and the clones `remat.rerun_of = N`; the
+    marks are dropped, and the loop's carries are not checkpointed every k
+    on top of that. A remark states the stacked bytes before and after.
+    Marks in the body of a loop that does not have this form, or that
+    compute nothing the scan stacks, are an error: never ignored.
   }];
   let options = [
     Option<"policy", "policy", "remat::LoopPolicy",

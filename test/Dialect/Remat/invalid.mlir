@@ -409,16 +409,20 @@ func.func @backward_block_argument(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// Checks that a segment mark on an op nested in a loop body is rejected:
-// segments are formed from ops directly in the function body.
-func.func @segment_in_loop(%x: tensor<4xf32>) -> tensor<4xf32> {
+// Checks that a segment mark on an op nested in a loop body below the
+// function's own loops is rejected: segments are formed from ops directly in
+// the function body or directly in the body of a loop there (a scan's body).
+func.func @segment_in_inner_loop(%x: tensor<4xf32>) -> tensor<4xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
   %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%t = %x) -> (tensor<4xf32>) {
-    // expected-error @+1 {{'math.tanh' op carries 'remat.segment' but is nested in 'scf.for'; segments are formed from the ops directly in a function body: mark the enclosing op instead}}
-    %y = math.tanh %t {remat.segment = 0 : i64} : tensor<4xf32>
-    scf.yield %y : tensor<4xf32>
+    %s = scf.for %j = %c0 to %c4 step %c1 iter_args(%u = %t) -> (tensor<4xf32>) {
+      // expected-error @+1 {{'math.tanh' op carries 'remat.segment' but is nested in 'scf.for'; segments are formed from the ops directly in a function body or in a scan's body (an 'scf.for' there): mark the enclosing op instead}}
+      %y = math.tanh %u {remat.segment = 0 : i64} : tensor<4xf32>
+      scf.yield %y : tensor<4xf32>
+    }
+    scf.yield %s : tensor<4xf32>
   }
   return %r : tensor<4xf32>
 }

@@ -9,6 +9,7 @@
 #include "remat/Dialect/Remat/IR/RematDialect.h"
 #include "remat/Dialect/Remat/IR/RematOps.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -67,9 +68,11 @@ static bool isSegmentId(Attribute attr) {
 }
 
 /// Checks where a mark (`remat.segment` or `remat.policy`) sits: on an op
-/// directly in a function body, the only ops that segments are formed from.
-/// Whether that function is a training step, and whether the op comes before
-/// its backward region, is checked by the passes that read marks
+/// directly in a function body, the only ops that segments are formed from,
+/// or directly in the body of an `scf.for` there (a scan's body, whose
+/// segments -remat-checkpoint-loops recomputes per iteration). Whether that
+/// function is a training step, and whether the op comes before its
+/// backward region, is checked by the passes that read marks
 /// (`verifyMarksTakeEffect`): outlined forward functions keep their marks.
 static LogicalResult verifyMarkPlacement(Operation *op, StringRef name) {
   if (isa<FunctionOpInterface, ModuleOp, BackwardOp>(op))
@@ -81,11 +84,15 @@ static LogicalResult verifyMarkPlacement(Operation *op, StringRef name) {
                              << "' is not allowed inside 'remat.backward': "
                                 "only forward ops belong to segments";
   Operation *parent = op->getParentOp();
+  if (isa_and_present<scf::ForOp>(parent) &&
+      isa_and_present<FunctionOpInterface>(parent->getParentOp()))
+    return success();
   if (parent && !isa<FunctionOpInterface>(parent))
     return op->emitOpError()
            << "carries '" << name << "' but is nested in '" << parent->getName()
            << "'; segments are formed from the ops directly in a function "
-              "body: mark the enclosing op instead";
+              "body or in a scan's body (an 'scf.for' there): mark the "
+              "enclosing op instead";
   return success();
 }
 

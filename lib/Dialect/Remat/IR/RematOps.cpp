@@ -7,6 +7,7 @@
 #include "remat/Dialect/Remat/IR/RematOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -118,6 +119,12 @@ LogicalResult remat::verifyMarksTakeEffect(FunctionOpInterface function) {
           op->emitOpError() << "is marked for checkpointing but is inside "
                                "'remat.backward': only forward ops belong to "
                                "segments";
+        else if (isa<scf::ForOp>(top) && op->getParentOp() == &top)
+          op->emitOpError()
+              << "is marked for checkpointing in a scan's body: "
+                 "-remat-checkpoint-loops recomputes such segments per "
+                 "iteration; run it before the passes on the step's own "
+                 "segments";
         else
           op->emitOpError()
               << "is marked for checkpointing but is nested in '"
