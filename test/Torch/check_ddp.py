@@ -74,6 +74,11 @@ def worker(rank, mode, steps, policy, init, out):
             torch.save({"losses": [l / WORLD for l in losses], "params": params,
                         "graphs": len(debug),
                         "recomputed": sum(len(d["recomputed"]) for d in debug)}, out)
+        # Both ranks are done before either tears gloo down: a rank that
+        # destroys its group while the other still runs collectives (or is
+        # still saving) may make the other's gloo threads abort the process
+        # ("terminate called without an active exception").
+        dist.barrier()
     finally:
         dist.destroy_process_group()
 
