@@ -32,11 +32,12 @@ public:
   void skip() { ++position; }
 
   /// Skips whitespace and `//` comments (MLIR's lexer skips space, tab,
-  /// newline and carriage return; not '\v' or '\f').
+  /// newline, carriage return and NUL bytes before the buffer's end; not
+  /// '\v' or '\f').
   void skipSpace() {
     while (!atEnd()) {
       char c = peek();
-      if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\0') {
         ++position;
       } else if (text.drop_front(position).starts_with("//")) {
         size_t end = text.find('\n', position);
