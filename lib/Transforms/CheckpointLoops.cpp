@@ -741,6 +741,11 @@ static LogicalResult recomputeBodySegments(func::FuncOp function,
   for (scf::ForOp loop : getForwardLoops(function, backwardOp)) {
     if (!hasMarkedBody(loop))
       continue;
+    if (loop->hasAttr(RematDialect::kSegmentAttrName))
+      return loop.emitError()
+             << "-remat-checkpoint-loops: the loop's body has checkpoint "
+                "marks, but the loop is in a checkpoint segment itself, "
+                "which recomputes it whole";
     ScanPair pair;
     std::string why = matchScan(loop, backwardOp, pair);
     if (!why.empty())
