@@ -15,6 +15,7 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Debug.h"
 
+#include <limits>
 #include <set>
 
 #define DEBUG_TYPE "remat-mark"
@@ -184,6 +185,40 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     return success();
   }
 
+  /// Measures on their memory plans the sequential markings (2 to 64
+  /// segments) not in `points` that could answer the budget more cheaply
+  /// than `best` (fewer recompute FLOPs on the model; all without a
+  /// `best`), within the work left to plans beyond the `planLimit` already
+  /// measured: sequential(N)'s planned peak can be below every marking the
+  /// model's front led to, and the answer is never to be above another
+  /// policy's.
+  LogicalResult measureSequential(const MarkingProblem &problem,
+                                  const PlanPoint *best, unsigned planLimit,
+                                  size_t ops,
+                                  SmallVectorImpl<PlanPoint> &points) {
+    uint64_t room = static_cast<uint64_t>(planWork) / ops;
+    if (room <= planLimit)
+      return success();
+    room -= planLimit;
+    int64_t bound =
+        best ? best->cost.recomputeFlops : std::numeric_limits<int64_t>::max();
+    std::set<Marking> seen;
+    for (const PlanPoint &point : points)
+      seen.insert(point.marking);
+    size_t last = std::min<size_t>(kMaxSequentialSegments, problem.size());
+    for (unsigned segments = 2; segments <= last && room > 0; ++segments) {
+      Marking marking = planSequential(problem, segments);
+      if (!seen.insert(marking).second ||
+          problem.evaluate(marking).recomputeFlops >= bound)
+        continue;
+      --room;
+      if (failed(
+              measure(problem, std::move(marking), /*onPlans=*/true, points)))
+        return failure();
+    }
+    return success();
+  }
+
   /// The budget the options ask for, in the bytes of `points` (whose first
   /// is the unmarked step): budget-bytes, a fraction of the unmarked peak,
   /// or a point between `lowest`, the lowest peak of `points`, and the top
@@ -240,6 +275,13 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     int64_t lowest;
     int64_t budget = computeBudget(points, cheap, lowest);
     const PlanPoint *best = findCheapestWithin(points, budget);
+    if (onPlans) {
+      if (failed(measureSequential(problem, best, planLimit, ops, points)))
+        return failure();
+      best = findCheapestWithin(points, budget);
+      for (const PlanPoint &point : points)
+        lowest = std::min(lowest, point.cost.peakBytes);
+    }
     if (!best) {
       getOperation().emitError()
           << "-remat-mark: budget of " << budget

@@ -620,7 +620,8 @@ static void addHeuristicPlans(CandidatePool &pool) {
   };
   for (Marking &marking : getPolicyMarkings(problem))
     pool.tryAdd(std::move(marking));
-  for (unsigned segments = 2; segments <= std::min<size_t>(64, n); ++segments) {
+  for (unsigned segments = 2;
+       segments <= std::min<size_t>(kMaxSequentialSegments, n); ++segments) {
     pool.tryAdd(planSequential(problem, segments));
     pool.tryAdd(withHeavySaved(planSequential(problem, segments)));
   }

@@ -663,8 +663,12 @@ def RematMarkPass : Pass<"remat-mark", "mlir::func::FuncOp"> {
       step, the model's Pareto front evenly spread, the plans of the
       policies everything, everything but the heavy ops (dots_saveable) and
       sqrt, then, up to that limit, the markings of lowest model peak) and
-      the cheapest that fits is chosen; a step too large for two plans is
-      decided on the model's peaks. On the model, the search is exact (every subset of decision
+      the cheapest that fits is chosen; then, within the plan-work left, the
+      sequential markings of 2 to 64 segments that recompute fewer FLOPs on
+      the model than that choice (all of them when nothing fits) are
+      measured too and chosen if they fit more cheaply, so the answer is
+      never above another policy's sequential marking (bench/pareto); a
+      step too large for two plans is decided on the model's peaks. On the model, the search is exact (every subset of decision
       ops as one segment) up to 14 decision ops; beyond, the cheapest of at
       most max(8, 1.5e6 / ops) and never more than 1500 evaluated markings
       (remat::BudgetOptions::getPoolLimit): the chain program's plans, the

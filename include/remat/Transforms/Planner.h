@@ -130,6 +130,10 @@ private:
 /// costs anything); the last run stays saved, as torch leaves it.
 Marking planSequential(const MarkingProblem &problem, unsigned segments);
 
+/// The most segments of the sequential markings the budget policy weighs
+/// (its heuristic pool, and the plans it measures besides the model's).
+constexpr unsigned kMaxSequentialSegments = 64;
+
 /// The number of layers L of the forward for the sqrt policy: one more than
 /// the number of layer boundaries, a boundary being a decision op whose
 /// result bytes are at most half of both neighbours'; failing two such
