@@ -394,12 +394,14 @@ static bool isRecomputedInBody(Operation *op) {
          getPolicy(op) != Policy::Save;
 }
 
-/// Whether the forward body of `loop` holds a checkpoint mark.
-static bool hasMarkedBody(scf::ForOp loop) {
-  return llvm::any_of(loop.getBody()->without_terminator(), [](Operation &op) {
-    return op.hasAttr(RematDialect::kSegmentAttrName) ||
-           op.hasAttr(RematDialect::kPolicyAttrName);
-  });
+/// The first op of the forward body of `loop` that holds a checkpoint mark
+/// (a segment or a policy), or null.
+static Operation *getFirstMark(scf::ForOp loop) {
+  for (Operation &op : loop.getBody()->without_terminator())
+    if (op.hasAttr(RematDialect::kSegmentAttrName) ||
+        op.hasAttr(RematDialect::kPolicyAttrName))
+      return &op;
+  return nullptr;
 }
 
 /// The values `op` reads: its operands and the values its regions use from
@@ -474,9 +476,7 @@ static FailureOr<BodyRecompute> planBodyRecompute(ScanPair &pair) {
     plan.dropped.push_back(number);
     visit(write.getSource());
   }
-  Operation *firstMark =
-      &*llvm::find_if(body->without_terminator(),
-                      [](Operation &op) { return isRecomputedInBody(&op); });
+  Operation *firstMark = getFirstMark(loop);
   for (unsigned number : plan.dropped)
     for (Operation *read : loop.getResult(number).getUsers())
       if (read->getResult(0).getType() !=
@@ -739,7 +739,7 @@ static LogicalResult recomputeBodySegments(func::FuncOp function,
                                            bool remarks) {
   BackwardOp backwardOp = getBackwardOp(function.getBody());
   for (scf::ForOp loop : getForwardLoops(function, backwardOp)) {
-    if (!hasMarkedBody(loop))
+    if (!getFirstMark(loop))
       continue;
     if (loop->hasAttr(RematDialect::kSegmentAttrName))
       return loop.emitError()

@@ -202,3 +202,33 @@ func.func @marked_loop(%x: tensor<2x4xf32>, %dy: tensor<2x4xf32>)
   } : tensor<2x4xf32>
   return %h, %dx : tensor<2x4xf32>, tensor<2x4xf32>
 }
+
+// -----
+
+// Checks that a body whose only mark saves its op (remat.policy = "save")
+// recomputes nothing, an error located at that op.
+func.func @only_saved(%x: tensor<2x4xf32>, %dy: tensor<2x4xf32>)
+    -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %se = tensor.empty() : tensor<3x2x4xf32>
+  %h, %as = scf.for %i = %c0 to %c3 step %c1 iter_args(%hc = %x, %asc = %se)
+      -> (tensor<2x4xf32>, tensor<3x2x4xf32>) {
+    // expected-error @below {{-remat-checkpoint-loops: the marked ops of the scan's body compute no value the scan stacks for its backward loop, so there is nothing to recompute per iteration}}
+    %a = math.tanh %hc {remat.segment = 0 : i64, remat.policy = "save"} : tensor<2x4xf32>
+    %as2 = tensor.insert_slice %a into %asc[%i, 0, 0] [1, 2, 4] [1, 1, 1] : tensor<2x4xf32> into tensor<3x2x4xf32>
+    scf.yield %a, %as2 : tensor<2x4xf32>, tensor<3x2x4xf32>
+  }
+  %dx = remat.backward {
+    %gx = scf.for %j = %c0 to %c3 step %c1 iter_args(%g = %dy) -> (tensor<2x4xf32>) {
+      %r = arith.subi %c2, %j : index
+      %a = tensor.extract_slice %as[%r, 0, 0] [1, 2, 4] [1, 1, 1] : tensor<3x2x4xf32> to tensor<2x4xf32>
+      %gn = arith.mulf %g, %a : tensor<2x4xf32>
+      scf.yield %gn : tensor<2x4xf32>
+    }
+    remat.yield %gx : tensor<2x4xf32>
+  } : tensor<2x4xf32>
+  return %h, %dx : tensor<2x4xf32>, tensor<2x4xf32>
+}
