@@ -124,6 +124,11 @@ cl::opt<bool> noVectorize(
     cl::desc("Lower elementwise and reduction ops to scalar loops, not "
              "vector tiles (-remat-vectorize; outputs are bit-identical)"),
     cl::cat(category));
+cl::opt<bool> libmMath(
+    "libm-math",
+    cl::desc("Call libm for tanh and erf, one call per vector lane, not "
+             "their vector polynomials (-remat-approximate-math)"),
+    cl::cat(category));
 cl::opt<bool> noParallelLoops(
     "no-parallel-loops",
     cl::desc("Run every generated loop on one thread "
@@ -434,6 +439,7 @@ void lowerStep(ModuleOp module) {
     options.planArena = !noArena;
     options.schedule = !noSchedule;
     options.vectorize = !noVectorize;
+    options.approximateMath = !libmMath;
     options.vectorBits = getHostVectorBits();
     options.parallelLoops = !noParallelLoops;
     options.minUnitWork = minUnitWork;

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -59,6 +60,11 @@ struct RematLowerCPUOptions
       llvm::cl::desc("Bits of the host's vector registers "
                      "(remat-run passes its CPU's: 128, 256 or 512)"),
       llvm::cl::init(256)};
+  PassOptions::Option<bool> approximateMath{
+      *this, "approximate-math",
+      llvm::cl::desc("Evaluate tanh and erf as vector polynomials "
+                     "(-remat-approximate-math), not per-lane libm calls"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> parallelLoops{
       *this, "parallel-loops",
       llvm::cl::desc("Run the generated loops' parallel dimensions on the "

@@ -384,6 +384,43 @@ def RematVectorizePass
   ];
 }
 
+def RematApproximateMathPass : Pass<"remat-approximate-math"> {
+  let summary = "Evaluate tanh and erf as polynomials, in vector lanes";
+  let description = [{
+    Rewrites `math.tanh`, `math.erf` and `math.erfc` on f32 scalars and
+    vectors into upstream MLIR's polynomial and rational approximations
+    (`populateMathPolynomialApproximationPatterns`): arithmetic, `math.fma`
+    and comparisons that LLVM keeps in vector registers. Without this pass
+    tanh becomes `llvm.intr.tanh`, which LLVM's code generator expands into
+    one libm `tanhf` call per lane (erf: `-convert-math-to-libm`, the same):
+    on the GPT block, `tanhf` (which calls `expm1f`) took more of a step's
+    time than all its matmuls.
+
+    A scalar and a vector lane evaluate the same operations in the same
+    order (`math.fma` is a fused multiply-add on both), so the vector tiles
+    and the scalar remainder loops, a recomputed op and its original, give
+    the same bits. The result differs from libm's by a few ulp (upstream
+    states its error bounds); `-remat-lower-cpu` runs this pass unless its
+    `approximate-math` option is false (remat-run `--libm-math`).
+
+    Before:
+    ```mlir
+    %t = math.tanh %x : vector<8xf32>
+    ```
+    After: clamps, a rational polynomial in `%x * %x`, and a select for
+    tiny inputs, all on `vector<8xf32>`.
+  }];
+  let statistics = [
+    Statistic<"numApproximated", "approximated",
+              "Math ops rewritten into polynomials">
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::math::MathDialect",
+    "mlir::vector::VectorDialect"
+  ];
+}
+
 def RematOutlineParallelLoopsPass
     : Pass<"remat-outline-parallel-loops", "mlir::ModuleOp"> {
   let summary = "Run large parallel loops on the runtime's thread pool";

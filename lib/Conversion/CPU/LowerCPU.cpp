@@ -46,9 +46,12 @@ void remat::buildRematLowerCPUPipeline(OpPassManager &pm,
     pm.addPass(createRematOutlineParallelLoopsPass(outline));
   }
   addRematLoopsToCFPasses(pm);
-  // Math ops LLVM has intrinsics or expansions for (rsqrt, exp, ...) first;
-  // only the rest become libm calls, on vectors one lane at a time
-  // (vector.extract and insert, so before vector-to-llvm).
+  // tanh and erf as vector polynomials; then the math ops LLVM has
+  // intrinsics or expansions for (rsqrt, exp, ...); only the rest become
+  // libm calls, on vectors one lane at a time (vector.extract and insert,
+  // so before vector-to-llvm).
+  if (options.approximateMath)
+    pm.addPass(createRematApproximateMathPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   // Vector reductions stay ordered (no reassociation): the vector code adds

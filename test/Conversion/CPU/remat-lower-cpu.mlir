@@ -1,11 +1,13 @@
 // RUN: remat-opt %s -remat-lower-cpu | FileCheck %s
 // RUN: remat-opt %s -remat-lower-cpu="use-blas=false" | FileCheck %s --check-prefix=LOOPS
+// RUN: remat-opt %s -remat-lower-cpu="approximate-math=false" | FileCheck %s --check-prefix=LIBM
 
 // Checks that a whole step (random op, matmul, backward region with a
 // barrier) lowers to the LLVM dialect alone, with its heap buffers in one
 // arena from the runtime's counting allocator (the step returns views into
 // it, so the caller frees it), and matmuls calling the BLAS glue (or loops
-// without it).
+// without it); tanh is a polynomial (-remat-approximate-math) unless
+// approximate-math=false leaves it to libm.
 // CHECK-LABEL: llvm.func @step(
 // CHECK-NOT:     remat.
 // CHECK-NOT:     memref.
@@ -15,10 +17,13 @@
 // CHECK:         llvm.call @remat_matmul_f32
 // CHECK-NOT:     llvm.call @_mlir_memref_to_llvm_aligned_alloc
 // CHECK-NOT:     llvm.call @_mlir_memref_to_llvm_free
+// CHECK-NOT:     tanh
 // CHECK:         llvm.return
+// CHECK-NOT:     tanh
 // LOOPS-LABEL: llvm.func @step(
 // LOOPS-NOT:     remat_matmul_f32
 // LOOPS:         llvm.return
+// LIBM:          llvm.intr.tanh
 func.func @step(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %seed: i64 {remat.rng_seed})
     -> (tensor<4x16xf32>, tensor<8x16xf32>) {
   %zero = arith.constant 0.0 : f32
