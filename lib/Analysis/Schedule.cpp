@@ -2,7 +2,7 @@
 //
 // This file implements the solvers of the scheduling problem: the peak of an
 // order, an exact dynamic program over the sets of items run first, greedy
-// list schedules and a local search that moves single items.
+// list schedules and a local search that moves items and short blocks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -324,6 +324,51 @@ SmallVector<unsigned> remat::scheduleGreedily(const ScheduleProblem &problem,
   return order;
 }
 
+namespace {
+
+/// The most consecutive items improveSchedule moves at once.
+constexpr unsigned kMaxBlock = 4;
+
+/// Moves the items at positions [begin, end) of `order`, keeping their
+/// order, to the earliest or the latest place their dependences on the other
+/// items allow, whichever first gives an objective below `best`; on success
+/// updates `order` and `best`. `trial` is scratch.
+bool tryMoveBlock(const ScheduleProblem &problem,
+                  ArrayRef<SmallVector<unsigned, 4>> successors,
+                  ArrayRef<unsigned> position, SmallVectorImpl<unsigned> &order,
+                  unsigned begin, unsigned end, Objective &best,
+                  SmallVectorImpl<unsigned> &trial) {
+  unsigned length = end - begin, n = order.size();
+  // Insertion indices into the order without the block.
+  unsigned earliest = 0, latest = n - length;
+  for (unsigned index = begin; index < end; ++index) {
+    unsigned item = order[index];
+    for (unsigned before : problem.predecessors[item])
+      if (position[before] < begin)
+        earliest = std::max(earliest, position[before] + 1);
+    for (unsigned after : successors[item])
+      if (position[after] >= end)
+        latest = std::min(latest, position[after] - length);
+  }
+  for (unsigned to : {earliest, latest}) {
+    if (to == begin)
+      continue;
+    trial.assign(order.begin(), order.begin() + begin);
+    trial.append(order.begin() + end, order.end());
+    trial.insert(trial.begin() + to, order.begin() + begin,
+                 order.begin() + end);
+    Objective objective = getObjective(problem, trial);
+    if (objective < best) {
+      best = objective;
+      order.assign(trial.begin(), trial.end());
+      return true;
+    }
+  }
+  return false;
+}
+
+} // namespace
+
 void remat::improveSchedule(const ScheduleProblem &problem,
                             SmallVectorImpl<unsigned> &order,
                             unsigned maxRounds) {
@@ -363,24 +408,19 @@ void remat::improveSchedule(const ScheduleProblem &problem,
     bool improved = false;
     for (unsigned item : candidates) {
       unsigned from = position[item];
-      unsigned earliest = 0, latest = n - 1;
-      for (unsigned before : problem.predecessors[item])
-        earliest = std::max(earliest, position[before] + 1);
-      for (unsigned after : successors[item])
-        latest = std::min(latest, position[after] - 1);
-      for (unsigned to : {earliest, latest}) {
-        if (to == from)
-          continue;
-        trial.assign(order.begin(), order.end());
-        trial.erase(trial.begin() + from);
-        trial.insert(trial.begin() + to, item);
-        Objective objective = getObjective(problem, trial);
-        if (objective < best) {
-          best = objective;
-          order.assign(trial.begin(), trial.end());
-          improved = true;
-          break;
-        }
+      // The item alone, or with up to kMaxBlock - 1 neighbours before or
+      // after it (a fill and the matmul that accumulates into its buffer,
+      // which open the buffer together).
+      for (unsigned length = 1; length <= kMaxBlock && !improved; ++length) {
+        SmallVector<unsigned, 2> begins;
+        if (from + 1 >= length)
+          begins.push_back(from + 1 - length); // the item last
+        if (length > 1 && from + length <= n)
+          begins.push_back(from); // the item first
+        for (unsigned begin : begins)
+          if ((improved = tryMoveBlock(problem, successors, position, order,
+                                       begin, begin + length, best, trial)))
+            break;
       }
       if (improved)
         break;

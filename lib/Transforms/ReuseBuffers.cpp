@@ -20,59 +20,156 @@ using namespace mlir;
 
 namespace {
 
-/// Returns the allocation `value` is, if it is a `memref.alloc` of `block`
-/// whose every user is an op of `block` that makes no view of it (it may
-/// be returned).
-memref::AllocOp getPlainAllocation(Value value, Block &block) {
+/// Returns true if `op` is a reshape of its whole source (memref.reshape,
+/// collapse_shape or expand_shape between static, identity-layout types):
+/// element i of the view is element i of the source, row-major.
+bool isReshapeView(Operation *op) {
+  if (!isa<memref::ReshapeOp, memref::CollapseShapeOp, memref::ExpandShapeOp>(
+          op))
+    return false;
+  auto source = cast<MemRefType>(op->getOperand(0).getType());
+  auto result = cast<MemRefType>(op->getResult(0).getType());
+  return source.hasStaticShape() && result.hasStaticShape() &&
+         source.getLayout().isIdentity() && result.getLayout().isIdentity();
+}
+
+/// Returns the allocation `value` is, or is a chain of reshape views of, if
+/// it is a `memref.alloc` of `block` of a static, identity-layout type whose
+/// every user, and every user of its reshape views, is an op of `block`
+/// that makes no other view of it (it may be returned). `aliases` gets the
+/// allocation's result and its reshape views.
+memref::AllocOp getPlainAllocation(Value value, Block &block,
+                                   SmallVectorImpl<Value> &aliases) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (!isReshapeView(def))
+      break;
+    value = def->getOperand(0);
+  }
   auto alloc = value.getDefiningOp<memref::AllocOp>();
-  if (!alloc || alloc->getBlock() != &block)
+  if (!alloc || alloc->getBlock() != &block ||
+      !alloc.getType().hasStaticShape() ||
+      !alloc.getType().getLayout().isIdentity())
     return nullptr;
-  for (Operation *user : alloc->getUsers()) {
-    if (user->getBlock() != &block)
-      return nullptr;
-    if (llvm::any_of(user->getResultTypes(), llvm::IsaPred<BaseMemRefType>))
-      return nullptr;
+  aliases.assign({alloc.getResult()});
+  for (unsigned next = 0; next < aliases.size(); ++next) {
+    for (OpOperand &use : aliases[next].getUses()) {
+      Operation *user = use.getOwner();
+      if (user->getBlock() != &block)
+        return nullptr;
+      if (isReshapeView(user) && use.getOperandNumber() == 0) {
+        aliases.push_back(user->getResult(0));
+        continue;
+      }
+      if (llvm::any_of(user->getResultTypes(), llvm::IsaPred<BaseMemRefType>))
+        return nullptr;
+    }
   }
   return alloc;
+}
+
+memref::AllocOp getPlainAllocation(Value value, Block &block) {
+  SmallVector<Value> aliases;
+  return getPlainAllocation(value, block, aliases);
+}
+
+/// Calls `fn` on each op that uses `alloc` or one of its reshape views,
+/// other than those views.
+void forEachUser(memref::AllocOp alloc, function_ref<void(Operation *)> fn) {
+  SmallVector<Value> aliases{alloc.getResult()};
+  for (unsigned next = 0; next < aliases.size(); ++next)
+    for (OpOperand &use : aliases[next].getUses()) {
+      if (isReshapeView(use.getOwner()) && use.getOperandNumber() == 0)
+        aliases.push_back(use.getOwner()->getResult(0));
+      else
+        fn(use.getOwner());
+    }
 }
 
 /// Returns the deallocations of `alloc`, or failure if one is not a plain
 /// `memref.dealloc` of it in its block.
 FailureOr<SmallVector<Operation *>> getDeallocs(memref::AllocOp alloc) {
   SmallVector<Operation *> deallocs;
-  for (Operation *user : alloc->getUsers()) {
-    if (isa<memref::DeallocOp>(user))
+  bool other = false;
+  forEachUser(alloc, [&](Operation *user) {
+    if (isa<memref::DeallocOp>(user) && user->getOperand(0) == alloc)
       deallocs.push_back(user);
     else if (hasEffect<MemoryEffects::Free>(user))
-      return failure();
-  }
+      other = true;
+  });
+  if (other)
+    return failure();
   return deallocs;
 }
 
-/// Returns true if `generic` reads `source` only through identity maps.
-bool isReadAsElementwise(linalg::GenericOp generic, memref::AllocOp source) {
+/// Returns the bytes of a static memref type.
+int64_t getBytes(MemRefType type) {
+  return type.getNumElements() *
+         llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+}
+
+/// Returns true if `generic` reads the buffer of `aliases` only as inputs
+/// through identity maps, each of the type of its init `initType`.
+bool isReadAsElementwise(linalg::GenericOp generic, ArrayRef<Value> aliases,
+                         Type initType) {
   for (OpOperand &operand : generic->getOpOperands())
-    if (operand.get() == source.getResult() &&
-        (generic.isDpsInit(&operand) ||
+    if (llvm::is_contained(aliases, operand.get()) &&
+        (generic.isDpsInit(&operand) || operand.get().getType() != initType ||
          !generic.getMatchingIndexingMap(&operand).isIdentity()))
       return false;
   return true;
 }
 
-/// Returns true if no user of `alloc` comes before `op`.
+/// Returns true if no user of `alloc` (through its reshape views) comes
+/// before `op`.
 bool isFirstUser(memref::AllocOp alloc, Operation *op) {
-  return llvm::all_of(alloc->getUsers(), [&](Operation *user) {
-    return user == op || op->isBeforeInBlock(user);
+  bool first = true;
+  forEachUser(alloc, [&](Operation *user) {
+    first &= user == op || op->isBeforeInBlock(user);
   });
+  return first;
 }
 
-/// Returns true if every user of `alloc` but its deallocations comes before
-/// `op` or is `op`.
+/// Returns true if every user of `alloc` (through its reshape views) but its
+/// deallocations comes before `op` or is `op`.
 bool isLastUser(memref::AllocOp alloc, Operation *op) {
-  return llvm::all_of(alloc->getUsers(), [&](Operation *user) {
-    return user == op || isa<memref::DeallocOp>(user) ||
-           user->isBeforeInBlock(op);
+  bool last = true;
+  forEachUser(alloc, [&](Operation *user) {
+    last &=
+        user == op || isa<memref::DeallocOp>(user) || user->isBeforeInBlock(op);
   });
+  return last;
+}
+
+/// Returns `source`'s buffer as a value of `result`'s type, made before
+/// every use of `result`: `source` itself when the types match, else a
+/// collapse to one dimension and an expansion to `result`'s shape; null
+/// when `source` does not come before every use of `result` (a reshape view
+/// of `result` may precede the op that reuses `source`).
+Value viewAs(memref::AllocOp source, memref::AllocOp result) {
+  Operation *at = result;
+  if (result->isBeforeInBlock(source)) {
+    for (Operation *user : result->getUsers())
+      if (user->isBeforeInBlock(source))
+        return nullptr;
+    at = source->getNextNode();
+  }
+  MemRefType from = source.getType(), to = result.getType();
+  if (from == to)
+    return source.getResult();
+  if (from.getRank() == 0 || to.getRank() == 0)
+    return nullptr;
+  OpBuilder builder(at);
+  Location loc = result.getLoc();
+  Value flat = source.getResult();
+  if (from.getRank() != 1)
+    flat = memref::CollapseShapeOp::create(
+        builder, loc, flat,
+        {llvm::to_vector(llvm::seq<int64_t>(0, from.getRank()))});
+  if (to.getRank() == 1)
+    return flat;
+  return memref::ExpandShapeOp::create(
+      builder, loc, to.getShape(), flat,
+      {llvm::to_vector(llvm::seq<int64_t>(0, to.getRank()))});
 }
 
 /// Writes the result of `generic` into an operand's buffer when legal
@@ -86,13 +183,19 @@ bool reuseOperand(linalg::GenericOp generic, Block &block) {
   for (memref::AllocOp source : sources) {
     if (!isLastUser(source, generic))
       continue;
+    Value view = viewAs(source, result);
+    if (!view)
+      continue;
     // The merged buffer lives as long as the result did. (The deallocs are
     // held here: a range-for over `*getDeallocs(...)` would read a
     // destroyed temporary.)
     FailureOr<SmallVector<Operation *>> deallocs = getDeallocs(source);
     for (Operation *dealloc : *deallocs)
       dealloc->erase();
-    result.replaceAllUsesWith(source.getResult());
+    // The result's deallocations free the source's allocation, not a view.
+    for (Operation *dealloc : *getDeallocs(result))
+      dealloc->setOperand(0, source.getResult());
+    result.replaceAllUsesWith(view);
     result.erase();
     return true;
   }
@@ -110,9 +213,11 @@ struct RematReuseBuffersPass
 
 } // namespace
 
-/// Every loop parallel, the result a fresh allocation whose payload does not
-/// read it; each source read with the result's identity map only, of the
-/// result's type; both freed by plain deallocations only.
+/// Every loop parallel, the result a fresh allocation (or a reshape view of
+/// one) whose payload does not read it; each source an allocation of as
+/// many bytes and the same element type, read with the result's identity
+/// map only, through views of the result's type; both freed by plain
+/// deallocations only.
 memref::AllocOp
 remat::getReusableOperands(linalg::GenericOp generic, Block &block,
                            SmallVectorImpl<memref::AllocOp> &sources) {
@@ -128,9 +233,13 @@ remat::getReusableOperands(linalg::GenericOp generic, Block &block,
     return nullptr;
   size_t before = sources.size();
   for (OpOperand *input : generic.getDpsInputOperands()) {
-    memref::AllocOp source = getPlainAllocation(input->get(), block);
-    if (source && source != result && source.getType() == result.getType() &&
-        isReadAsElementwise(generic, source) &&
+    SmallVector<Value> aliases;
+    memref::AllocOp source = getPlainAllocation(input->get(), block, aliases);
+    if (source && source != result &&
+        getBytes(source.getType()) == getBytes(result.getType()) &&
+        source.getType().getElementType() ==
+            result.getType().getElementType() &&
+        isReadAsElementwise(generic, aliases, init.get().getType()) &&
         succeeded(getDeallocs(source)) && !llvm::is_contained(sources, source))
       sources.push_back(source);
   }

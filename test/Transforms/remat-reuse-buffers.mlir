@@ -112,3 +112,111 @@ func.func @reshape_view_read_after(%x: memref<16xf32>, %z: memref<16xf32>) {
   memref.dealloc %q : memref<16xf32>
   return
 }
+
+// -----
+
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+
+// Checks that an operand read through a reshape view of the result's type
+// (an exporter's aten.view before an elementwise op) gives its buffer to
+// the result: a 16-element source read as 4x4 takes a 4x4 result, viewed
+// through an expansion; a 4x4 source takes a 16-element result written
+// through its own 4x4 view, viewed through a collapse. The result's
+// deallocation frees the source's allocation.
+// CHECK-LABEL: func.func @reshaped_operands(
+// CHECK:         %[[S:.*]] = memref.alloc() : memref<16xf32>
+// CHECK:         %[[SV:.*]] = memref.expand_shape %[[S]] {{\[\[}}0, 1]] output_shape [4, 4]
+// CHECK:         %[[R:.*]] = memref.expand_shape %[[S]] {{\[\[}}0, 1]] output_shape [4, 4]
+// CHECK-NOT:     memref.alloc
+// CHECK:         linalg.generic {{.*}} ins(%[[SV]] : memref<4x4xf32>) outs(%[[R]] : memref<4x4xf32>)
+// CHECK:         memref.copy %[[R]], %{{.*}}
+// CHECK-NEXT:    memref.dealloc %[[S]] : memref<16xf32>
+// CHECK:         %[[T:.*]] = memref.alloc() : memref<4x4xf32>
+// CHECK:         %[[TC:.*]] = memref.collapse_shape %[[T]] {{\[\[}}0, 1]] : memref<4x4xf32> into memref<16xf32>
+// CHECK-NOT:     memref.alloc
+// CHECK:         %[[TV:.*]] = memref.expand_shape %[[TC]]
+// CHECK:         linalg.generic {{.*}} ins(%[[T]] : memref<4x4xf32>) outs(%[[TV]] : memref<4x4xf32>)
+// CHECK:         memref.dealloc %[[T]] : memref<4x4xf32>
+func.func @reshaped_operands(%x: memref<16xf32>, %y: memref<4x4xf32>, %z: memref<16xf32>) {
+  %s = memref.alloc() : memref<16xf32>
+  memref.copy %x, %s : memref<16xf32> to memref<16xf32>
+  %sv = memref.expand_shape %s [[0, 1]] output_shape [4, 4] : memref<16xf32> into memref<4x4xf32>
+  %r = memref.alloc() : memref<4x4xf32>
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%sv : memref<4x4xf32>) outs(%r : memref<4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  memref.dealloc %s : memref<16xf32>
+  memref.copy %r, %y : memref<4x4xf32> to memref<4x4xf32>
+  memref.dealloc %r : memref<4x4xf32>
+  %t = memref.alloc() : memref<4x4xf32>
+  memref.copy %y, %t : memref<4x4xf32> to memref<4x4xf32>
+  %q = memref.alloc() : memref<16xf32>
+  %qv = memref.expand_shape %q [[0, 1]] output_shape [4, 4] : memref<16xf32> into memref<4x4xf32>
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%t : memref<4x4xf32>) outs(%qv : memref<4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  memref.dealloc %t : memref<4x4xf32>
+  memref.copy %q, %z : memref<16xf32> to memref<16xf32>
+  memref.dealloc %q : memref<16xf32>
+  return
+}
+
+// -----
+
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#tr = affine_map<(d0, d1) -> (d1, d0)>
+
+// Checks what stays with views: a source read through a view of another
+// shape than the result's (a transpose map), one also read through a
+// second view after the op, and a source allocated after a view of the
+// result (which the source's bytes could not reach).
+// CHECK-LABEL: func.func @reshaped_kept(
+// CHECK-COUNT-6: memref.alloc()
+func.func @reshaped_kept(%x: memref<16xf32>, %y: memref<4x4xf32>, %z: memref<16xf32>) {
+  %s = memref.alloc() : memref<16xf32>
+  memref.copy %x, %s : memref<16xf32> to memref<16xf32>
+  %sv = memref.expand_shape %s [[0, 1]] output_shape [4, 4] : memref<16xf32> into memref<4x4xf32>
+  %r = memref.alloc() : memref<4x4xf32>
+  linalg.generic {indexing_maps = [#tr, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%sv : memref<4x4xf32>) outs(%r : memref<4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  memref.dealloc %s : memref<16xf32>
+  memref.copy %r, %y : memref<4x4xf32> to memref<4x4xf32>
+  memref.dealloc %r : memref<4x4xf32>
+  %t = memref.alloc() : memref<16xf32>
+  memref.copy %x, %t : memref<16xf32> to memref<16xf32>
+  %tv = memref.expand_shape %t [[0, 1]] output_shape [4, 4] : memref<16xf32> into memref<4x4xf32>
+  %q = memref.alloc() : memref<4x4xf32>
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%tv : memref<4x4xf32>) outs(%q : memref<4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  %tw = memref.expand_shape %t [[0, 1]] output_shape [2, 8] : memref<16xf32> into memref<2x8xf32>
+  %tc = memref.collapse_shape %tw [[0, 1]] : memref<2x8xf32> into memref<16xf32>
+  memref.copy %tc, %z : memref<16xf32> to memref<16xf32>
+  memref.dealloc %t : memref<16xf32>
+  memref.copy %q, %y : memref<4x4xf32> to memref<4x4xf32>
+  memref.dealloc %q : memref<4x4xf32>
+  %e = memref.alloc() : memref<4x4xf32>
+  %ec = memref.collapse_shape %e [[0, 1]] : memref<4x4xf32> into memref<16xf32>
+  %f = memref.alloc() : memref<4x4xf32>
+  memref.copy %y, %f : memref<4x4xf32> to memref<4x4xf32>
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%f : memref<4x4xf32>) outs(%e : memref<4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  memref.dealloc %f : memref<4x4xf32>
+  memref.copy %ec, %z : memref<16xf32> to memref<16xf32>
+  memref.dealloc %e : memref<4x4xf32>
+  return
+}

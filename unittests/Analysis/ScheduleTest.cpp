@@ -281,6 +281,36 @@ TEST(ScheduleTest, ChainsRunOneAtATime) {
   }
 }
 
+TEST(ScheduleTest, SearchMovesAFillWithItsMatmul) {
+  // A backward's shape: g0 produces G; d1 (a fill) and d2 (a matmul) write
+  // D; w1 and w2 write W from G, G's last use; e reads D. In the given order
+  // G, D and W are live at once. Only moving w1 and w2 together before d1
+  // frees G first: no single item can move past the peak without opening
+  // its buffer earlier.
+  ScheduleProblem problem;
+  unsigned g = problem.addBuffer(100, false);
+  unsigned d = problem.addBuffer(100, false);
+  unsigned w = problem.addBuffer(10, true);
+  unsigned g0 = problem.addItem(), d1 = problem.addItem(),
+           d2 = problem.addItem(), w1 = problem.addItem(),
+           w2 = problem.addItem(), e = problem.addItem();
+  problem.touches[g0] = {g};
+  problem.touches[d1] = {d};
+  problem.touches[d2] = {d};
+  problem.touches[w1] = {w};
+  problem.touches[w2] = {g, w};
+  problem.touches[e] = {d};
+  problem.predecessors[d2] = {d1};
+  problem.predecessors[w2] = {g0, w1};
+  problem.predecessors[e] = {d2};
+  llvm::SmallVector<unsigned> order = {g0, d1, d2, w1, w2, e};
+  EXPECT_EQ(getSchedulePeak(problem, order), 210);
+  improveSchedule(problem, order, 64);
+  ASSERT_TRUE(isValidOrder(problem, order));
+  EXPECT_EQ(getSchedulePeak(problem, order), 110);
+  EXPECT_EQ(enumerateLeastPeak(problem), 110);
+}
+
 TEST(ScheduleTest, LargeProblemsStayValid) {
   std::mt19937 rng(3);
   ScheduleProblem problem = randomProblem(rng, 20000, 15000, 0.0002);

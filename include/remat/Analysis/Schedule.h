@@ -84,10 +84,12 @@ enum class GreedyKey {
 llvm::SmallVector<unsigned> scheduleGreedily(const ScheduleProblem &problem,
                                              GreedyKey key);
 
-/// Lowers the peak by moving single items within their dependences: an item
-/// at a peak position moves before the first item or after the last one it
-/// could swap with, whichever lowers the peak, until no move does or
-/// `maxRounds` rounds. O(maxRounds n (n + e)).
+/// Lowers the peak by moving items within their dependences: an item that
+/// opens or closes a buffer live at a peak position, alone or with up to
+/// three consecutive neighbours before or after it, moves before the first
+/// item or after the last one the block could swap with, whichever lowers
+/// the peak, until no move does or `maxRounds` rounds.
+/// O(maxRounds n (n + e)).
 void improveSchedule(const ScheduleProblem &problem,
                      llvm::SmallVectorImpl<unsigned> &order,
                      unsigned maxRounds);
@@ -98,7 +100,7 @@ struct ScheduleOptions {
   unsigned maxExactItems = 24;
   /// The rounds of improveSchedule on each candidate, for up to
   /// maxSearchItems items.
-  unsigned searchRounds = 64;
+  unsigned searchRounds = 1024;
   unsigned maxSearchItems = 4096;
 };
 

@@ -507,9 +507,14 @@ def RematReuseBuffersPass
     identity (element i is read before it is written, by the same
     iteration), the payload does not read the result's buffer, the result
     buffer is a fresh allocation first used by the op, and the operand is an
-    allocation of the same type last used there, not viewed. The result's
-    allocation goes and the operand's deallocation
-    moves to the result's. Linear in the number of uses.
+    allocation of as many bytes and the same element type last used there.
+    Either may be read or written through reshape views (`memref.reshape`,
+    `collapse_shape`, `expand_shape` of static identity layouts: element i
+    of the view is element i of the buffer) as long as the operand's view
+    has the result's type; no other view. The result's allocation goes (a
+    collapse and an expansion of the operand's buffer stand for it when the
+    types differ) and the operand's deallocation moves to the result's.
+    Linear in the number of uses.
   }];
   let statistics = [
     Statistic<"numReused", "reused-buffers",
@@ -536,8 +541,9 @@ def RematSchedulePass : Pass<"remat-schedule", "mlir::func::FuncOp"> {
     The order is the best of the given one, an exact dynamic program over
     the sets of ops run first (up to `max-exact-items` ops), and two greedy
     list schedules (fewest new bytes first; most bytes freed first), each
-    then improved by moving single ops that open or close a buffer live at
-    the peak (`search-rounds` rounds). Allocations and ops without memory
+    then improved by moving an op that opens or closes a buffer live at
+    the peak, alone or with up to three neighbours (`search-rounds`
+    rounds). Allocations and ops without memory
     effects or regions (constants, views) go right before their first user,
     deallocations right after the last op they depend on. The new order is
     kept only if the arena it gives after in-place reuse
@@ -570,7 +576,7 @@ def RematSchedulePass : Pass<"remat-schedule", "mlir::func::FuncOp"> {
   let options = [
     Option<"maxExactItems", "max-exact-items", "unsigned", /*default=*/"24",
            "Schedule steps of up to this many ops exactly">,
-    Option<"searchRounds", "search-rounds", "unsigned", /*default=*/"64",
+    Option<"searchRounds", "search-rounds", "unsigned", /*default=*/"1024",
            "Rounds of the local search on each candidate order">
   ];
   let statistics = [
