@@ -52,6 +52,11 @@ public:
   }
 
   bool isLive(const void *ptr) const { return live.count(ptr) != 0; }
+  /// The size `ptr` was allocated with, or 0 for a pointer not live.
+  size_t getSize(const void *ptr) const {
+    auto it = live.find(ptr);
+    return it == live.end() ? 0 : it->second;
+  }
   const AllocStats &getStats() const { return stats; }
 
   /// Resets peak, allocated bytes and count; live bytes (still-held

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <vector>
 
 using namespace remat::runtime;
 
@@ -26,10 +27,56 @@ namespace {
 
 constexpr size_t kAlignment = 64;
 
+/// Freed blocks of at least this many bytes are kept for the next
+/// allocation of the same rounded size, at most kMaxCachedBlocks of them:
+/// a step allocates its arena and its returned buffers anew on every call,
+/// and glibc maps blocks this large afresh (page faults on every first
+/// touch) until its adaptive threshold catches up, which made the first
+/// runs of a step up to 1.6x slower than the later ones. Counted bytes are
+/// unchanged: a cached block is free to the counter.
+constexpr size_t kMinCachedBytes = size_t(128) << 10;
+constexpr size_t kMaxCachedBlocks = 8;
+#if defined(__SANITIZE_ADDRESS__)
+// ASan must see every free to report a use after it.
+constexpr bool kCacheBlocks = false;
+#else
+constexpr bool kCacheBlocks = true;
+#endif
+
 struct Allocator {
   std::mutex mutex;
   AllocationCounter counter;
+  /// Freed blocks (pointer, rounded size) of kAlignment, oldest first.
+  std::vector<std::pair<void *, size_t>> cached;
+
+  /// Takes a cached block of `rounded` bytes, or returns null.
+  void *takeCached(size_t rounded) {
+    auto it =
+        std::find_if(cached.begin(), cached.end(), [&](const auto &block) {
+          return block.second == rounded;
+        });
+    if (it == cached.end())
+      return nullptr;
+    void *ptr = it->first;
+    cached.erase(it);
+    return ptr;
+  }
+  /// Keeps `ptr` for reuse; returns the block to free now (the oldest when
+  /// the cache is full), or null.
+  void *cache(void *ptr, size_t rounded) {
+    cached.emplace_back(ptr, rounded);
+    if (cached.size() <= kMaxCachedBlocks)
+      return nullptr;
+    void *oldest = cached.front().first;
+    cached.erase(cached.begin());
+    return oldest;
+  }
 };
+
+size_t roundToAlignment(size_t size, size_t alignment) {
+  return std::max<size_t>(alignment,
+                          (size + alignment - 1) / alignment * alignment);
+}
 
 Allocator &getAllocator() {
   static Allocator allocator;
@@ -64,12 +111,14 @@ extern "C" void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
   // also wrap when rounded up to the alignment.
   if (alignment > size_t(PTRDIFF_MAX) || size > size_t(PTRDIFF_MAX) - alignment)
     failAllocation(size, alignment, "larger than any object can be");
-  size_t rounded = std::max<size_t>(alignment, (size + alignment - 1) /
-                                                   alignment * alignment);
-  if (int error = posix_memalign(&ptr, alignment, rounded))
-    failAllocation(size, alignment, std::strerror(error));
+  size_t rounded = roundToAlignment(size, alignment);
   Allocator &allocator = getAllocator();
   std::lock_guard<std::mutex> lock(allocator.mutex);
+  if (kCacheBlocks && alignment == kAlignment && rounded >= kMinCachedBytes)
+    ptr = allocator.takeCached(rounded);
+  if (!ptr)
+    if (int error = posix_memalign(&ptr, alignment, rounded))
+      failAllocation(size, alignment, std::strerror(error));
   allocator.counter.allocated(ptr, size);
   return ptr;
 }
@@ -103,7 +152,13 @@ extern "C" void _mlir_memref_to_llvm_free(void *ptr) {
   Allocator &allocator = getAllocator();
   {
     std::lock_guard<std::mutex> lock(allocator.mutex);
+    size_t size = allocator.counter.getSize(ptr);
     allocator.counter.freed(ptr);
+    // Blocks of the generated code only: a pointer the counter never saw
+    // was not allocated here with kAlignment.
+    size_t rounded = roundToAlignment(size, kAlignment);
+    if (kCacheBlocks && size != 0 && rounded >= kMinCachedBytes)
+      ptr = allocator.cache(ptr, rounded);
   }
   free(ptr);
 }

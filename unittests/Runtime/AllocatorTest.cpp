@@ -31,6 +31,34 @@ TEST(AllocatorTest, CountsAlignedBuffers) {
   EXPECT_EQ(getAllocStats().liveBytes, before.liveBytes);
 }
 
+TEST(AllocatorTest, LargeBlocksAreReusedAndStillCounted) {
+  // A step's arena, freed and allocated again by the next call: the same
+  // block comes back (no fresh pages to fault in), and the counters see
+  // two allocations and one live buffer at a time.
+  resetAllocStats();
+  int64_t live = getAllocStats().liveBytes;
+  const size_t size = (size_t(1) << 20) + 100;
+  void *first = _mlir_memref_to_llvm_alloc(size);
+  static_cast<char *>(first)[size - 1] = 1;
+  _mlir_memref_to_llvm_free(first);
+  EXPECT_FALSE(isLiveAllocation(first));
+  void *second = _mlir_memref_to_llvm_alloc(size);
+  EXPECT_TRUE(isLiveAllocation(second));
+#if !defined(__SANITIZE_ADDRESS__)
+  EXPECT_EQ(second, first);
+#endif
+  // Another size is another block, and alignment is kept.
+  void *other = _mlir_memref_to_llvm_alloc(size + 4096);
+  EXPECT_NE(other, second);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(other) % 64, 0u);
+  AllocStats stats = getAllocStats();
+  EXPECT_EQ(stats.allocCount, 3);
+  EXPECT_EQ(stats.peakBytes, live + int64_t(2 * size + 4096));
+  _mlir_memref_to_llvm_free(second);
+  _mlir_memref_to_llvm_free(other);
+  EXPECT_EQ(getAllocStats().liveBytes, live);
+}
+
 TEST(AllocatorTest, ZeroBytesIsABuffer) {
   void *ptr = _mlir_memref_to_llvm_alloc(0);
   EXPECT_NE(ptr, nullptr);
