@@ -193,7 +193,8 @@ bool reuseOperand(linalg::GenericOp generic, Block &block) {
     for (Operation *dealloc : *deallocs)
       dealloc->erase();
     // The result's deallocations free the source's allocation, not a view.
-    for (Operation *dealloc : *getDeallocs(result))
+    FailureOr<SmallVector<Operation *>> resultDeallocs = getDeallocs(result);
+    for (Operation *dealloc : *resultDeallocs)
       dealloc->setOperand(0, source.getResult());
     result.replaceAllUsesWith(view);
     result.erase();
