@@ -337,7 +337,7 @@ bool tryMoveBlock(const ScheduleProblem &problem,
                   ArrayRef<SmallVector<unsigned, 4>> successors,
                   ArrayRef<unsigned> position, SmallVectorImpl<unsigned> &order,
                   unsigned begin, unsigned end, Objective &best,
-                  SmallVectorImpl<unsigned> &trial) {
+                  SmallVectorImpl<unsigned> &trial, size_t &trialsLeft) {
   unsigned length = end - begin, n = order.size();
   // Insertion indices into the order without the block.
   unsigned earliest = 0, latest = n - length;
@@ -351,8 +351,9 @@ bool tryMoveBlock(const ScheduleProblem &problem,
         latest = std::min(latest, position[after] - length);
   }
   for (unsigned to : {earliest, latest}) {
-    if (to == begin)
+    if (to == begin || trialsLeft == 0)
       continue;
+    --trialsLeft;
     trial.assign(order.begin(), order.begin() + begin);
     trial.append(order.begin() + end, order.end());
     trial.insert(trial.begin() + to, order.begin() + begin,
@@ -371,7 +372,7 @@ bool tryMoveBlock(const ScheduleProblem &problem,
 
 void remat::improveSchedule(const ScheduleProblem &problem,
                             SmallVectorImpl<unsigned> &order,
-                            unsigned maxRounds) {
+                            unsigned maxRounds, size_t maxTrials) {
   unsigned n = problem.getNumItems();
   SmallVector<SmallVector<unsigned, 4>> successors =
       invert(problem.predecessors, n);
@@ -379,7 +380,8 @@ void remat::improveSchedule(const ScheduleProblem &problem,
 
   Objective best = getObjective(problem, order);
   SmallVector<unsigned> trial;
-  for (unsigned round = 0; round < maxRounds; ++round) {
+  size_t trialsLeft = maxTrials;
+  for (unsigned round = 0; round < maxRounds && trialsLeft > 0; ++round) {
     SmallVector<unsigned> position(n);
     for (auto [index, item] : enumerate(order))
       position[item] = index;
@@ -418,8 +420,9 @@ void remat::improveSchedule(const ScheduleProblem &problem,
         if (length > 1 && from + length <= n)
           begins.push_back(from); // the item first
         for (unsigned begin : begins)
-          if ((improved = tryMoveBlock(problem, successors, position, order,
-                                       begin, begin + length, best, trial)))
+          if ((improved =
+                   tryMoveBlock(problem, successors, position, order, begin,
+                                begin + length, best, trial, trialsLeft)))
             break;
       }
       if (improved)
@@ -445,7 +448,7 @@ SmallVector<unsigned> remat::scheduleForPeak(const ScheduleProblem &problem,
   SmallVector<unsigned> best;
   int64_t bestPeak = 0;
   for (SmallVector<unsigned> &candidate : candidates) {
-    improveSchedule(problem, candidate, rounds);
+    improveSchedule(problem, candidate, rounds, options.searchTrials);
     int64_t peak = getSchedulePeak(problem, candidate);
     if (best.empty() || peak < bestPeak) {
       best = std::move(candidate);

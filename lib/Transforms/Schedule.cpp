@@ -368,6 +368,7 @@ struct RematSchedulePass
     ScheduleOptions options;
     options.maxExactItems = maxExactItems;
     options.searchRounds = searchRounds;
+    options.searchTrials = searchTrials;
     SmallVector<unsigned> order = scheduleForPeak(problem, options);
     freeEarly(problem, builder.items, order);
     assert(isValidOrder(problem, order) && "the schedule breaks a dependence");

@@ -16,6 +16,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 
@@ -88,11 +89,11 @@ llvm::SmallVector<unsigned> scheduleGreedily(const ScheduleProblem &problem,
 /// opens or closes a buffer live at a peak position, alone or with up to
 /// three consecutive neighbours before or after it, moves before the first
 /// item or after the last one the block could swap with, whichever lowers
-/// the peak, until no move does or `maxRounds` rounds.
-/// O(maxRounds n (n + e)).
+/// the peak, until no move does, `maxRounds` rounds or `maxTrials` orders
+/// weighed. O(min(maxRounds n, maxTrials) (n + e)).
 void improveSchedule(const ScheduleProblem &problem,
-                     llvm::SmallVectorImpl<unsigned> &order,
-                     unsigned maxRounds);
+                     llvm::SmallVectorImpl<unsigned> &order, unsigned maxRounds,
+                     size_t maxTrials = 1 << 16);
 
 /// How far scheduleForPeak searches.
 struct ScheduleOptions {
@@ -101,6 +102,8 @@ struct ScheduleOptions {
   /// The rounds of improveSchedule on each candidate, for up to
   /// maxSearchItems items.
   unsigned searchRounds = 1024;
+  /// The most orders improveSchedule weighs, O(n + e) each.
+  size_t searchTrials = 1 << 16;
   unsigned maxSearchItems = 4096;
 };
 

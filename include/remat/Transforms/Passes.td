@@ -543,7 +543,7 @@ def RematSchedulePass : Pass<"remat-schedule", "mlir::func::FuncOp"> {
     list schedules (fewest new bytes first; most bytes freed first), each
     then improved by moving an op that opens or closes a buffer live at
     the peak, alone or with up to three neighbours (`search-rounds`
-    rounds). Allocations and ops without memory
+    rounds, `search-trials` orders weighed at most). Allocations and ops without memory
     effects or regions (constants, views) go right before their first user,
     deallocations right after the last op they depend on. The new order is
     kept only if the arena it gives after in-place reuse
@@ -577,7 +577,10 @@ def RematSchedulePass : Pass<"remat-schedule", "mlir::func::FuncOp"> {
     Option<"maxExactItems", "max-exact-items", "unsigned", /*default=*/"24",
            "Schedule steps of up to this many ops exactly">,
     Option<"searchRounds", "search-rounds", "unsigned", /*default=*/"1024",
-           "Rounds of the local search on each candidate order">
+           "Rounds of the local search on each candidate order">,
+    Option<"searchTrials", "search-trials", "unsigned", /*default=*/"65536",
+           "Orders the local search weighs at most on each candidate order "
+           "(O(n + e) each)">
   ];
   let statistics = [
     Statistic<"peakBefore", "arena-before",
