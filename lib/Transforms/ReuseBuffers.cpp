@@ -33,11 +33,31 @@ bool isReshapeView(Operation *op) {
          source.getLayout().isIdentity() && result.getLayout().isIdentity();
 }
 
+/// Calls `fn` on each use of `alloc` or of one of its reshape views, other
+/// than the uses that make those views.
+void forEachUse(memref::AllocOp alloc, function_ref<void(OpOperand &)> fn) {
+  SmallVector<Value> aliases{alloc.getResult()};
+  for (unsigned next = 0; next < aliases.size(); ++next)
+    for (OpOperand &use : aliases[next].getUses()) {
+      if (isReshapeView(use.getOwner()) && use.getOperandNumber() == 0)
+        aliases.push_back(use.getOwner()->getResult(0));
+      else
+        fn(use);
+    }
+}
+
+/// Calls `fn` on each op that uses `alloc` or one of its reshape views,
+/// other than those views.
+void forEachUser(memref::AllocOp alloc, function_ref<void(Operation *)> fn) {
+  forEachUse(alloc, [&](OpOperand &use) { fn(use.getOwner()); });
+}
+
 /// Returns the allocation `value` is, or is a chain of reshape views of, if
 /// it is a `memref.alloc` of `block` of a static, identity-layout type whose
 /// every user, and every user of its reshape views, is an op of `block`
 /// that makes no other view of it (it may be returned). `aliases` gets the
-/// allocation's result and its reshape views.
+/// values of the buffer those users read: the allocation's result and its
+/// reshape views.
 memref::AllocOp getPlainAllocation(Value value, Block &block,
                                    SmallVectorImpl<Value> &aliases) {
   while (Operation *def = value.getDefiningOp()) {
@@ -50,39 +70,21 @@ memref::AllocOp getPlainAllocation(Value value, Block &block,
       !alloc.getType().hasStaticShape() ||
       !alloc.getType().getLayout().isIdentity())
     return nullptr;
-  aliases.assign({alloc.getResult()});
-  for (unsigned next = 0; next < aliases.size(); ++next) {
-    for (OpOperand &use : aliases[next].getUses()) {
-      Operation *user = use.getOwner();
-      if (user->getBlock() != &block)
-        return nullptr;
-      if (isReshapeView(user) && use.getOperandNumber() == 0) {
-        aliases.push_back(user->getResult(0));
-        continue;
-      }
-      if (llvm::any_of(user->getResultTypes(), llvm::IsaPred<BaseMemRefType>))
-        return nullptr;
-    }
-  }
-  return alloc;
+  bool plain = true;
+  aliases.clear();
+  forEachUse(alloc, [&](OpOperand &use) {
+    Operation *user = use.getOwner();
+    aliases.push_back(use.get());
+    plain &=
+        user->getBlock() == &block &&
+        llvm::none_of(user->getResultTypes(), llvm::IsaPred<BaseMemRefType>);
+  });
+  return plain ? alloc : nullptr;
 }
 
 memref::AllocOp getPlainAllocation(Value value, Block &block) {
   SmallVector<Value> aliases;
   return getPlainAllocation(value, block, aliases);
-}
-
-/// Calls `fn` on each op that uses `alloc` or one of its reshape views,
-/// other than those views.
-void forEachUser(memref::AllocOp alloc, function_ref<void(Operation *)> fn) {
-  SmallVector<Value> aliases{alloc.getResult()};
-  for (unsigned next = 0; next < aliases.size(); ++next)
-    for (OpOperand &use : aliases[next].getUses()) {
-      if (isReshapeView(use.getOwner()) && use.getOperandNumber() == 0)
-        aliases.push_back(use.getOwner()->getResult(0));
-      else
-        fn(use.getOwner());
-    }
 }
 
 /// Returns the deallocations of `alloc`, or failure if one is not a plain
