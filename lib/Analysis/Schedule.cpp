@@ -68,7 +68,9 @@ invert(ArrayRef<SmallVector<unsigned, 4>> lists, size_t numTargets) {
 /// The buffers' live ranges in an order, in-place reuse applied: each
 /// buffer's own first and last touch (position and item), and the buffer
 /// whose bytes it lives in (its holder: itself, or the first buffer of the
-/// chain of reuses it joined), whose range is the chain's.
+/// chain of reuses it joined), whose range is the chain's. One Ranges
+/// weighs many orders of the same problem: `compute` reuses its storage, so
+/// the local search's trials allocate nothing.
 struct Ranges {
   SmallVector<int64_t> first, last;
   SmallVector<unsigned> firstUser, lastUser;
@@ -77,15 +79,37 @@ struct Ranges {
   /// one of them escapes.
   SmallVector<int64_t> chainLast;
   SmallVector<bool> chainEscapes;
+  /// The live bytes of the order, position by position, and scratch.
+  SmallVector<int64_t> live, delta;
 
-  Ranges(const ScheduleProblem &problem, ArrayRef<unsigned> order);
+  explicit Ranges(const ScheduleProblem &problem);
+  Ranges(const ScheduleProblem &problem, ArrayRef<unsigned> order)
+      : Ranges(problem) {
+    compute(order);
+  }
+  /// Fills the ranges and `live` for `order`. O(n + touches + reuse
+  /// sources).
+  void compute(ArrayRef<unsigned> order);
   /// The positions the holder `buffer`'s bytes are live in: [begin, end).
   std::pair<int64_t, int64_t> getLiveRange(unsigned buffer, size_t n) const {
     return {first[buffer], chainEscapes[buffer] ? n : chainLast[buffer] + 1};
   }
+
+private:
+  const ScheduleProblem &problem;
+  /// For each item, its reuses (indices into problem.reuses, in order).
+  SmallVector<SmallVector<unsigned, 1>> reusesOf;
 };
 
-Ranges::Ranges(const ScheduleProblem &problem, ArrayRef<unsigned> order) {
+Ranges::Ranges(const ScheduleProblem &problem) : problem(problem) {
+  if (problem.reuses.empty())
+    return;
+  reusesOf.resize(problem.getNumItems());
+  for (auto [index, reuse] : enumerate(problem.reuses))
+    reusesOf[reuse.item].push_back(index);
+}
+
+void Ranges::compute(ArrayRef<unsigned> order) {
   size_t numBuffers = problem.bytes.size();
   first.assign(numBuffers, -1);
   last.assign(numBuffers, -1);
@@ -100,70 +124,53 @@ Ranges::Ranges(const ScheduleProblem &problem, ArrayRef<unsigned> order) {
       last[buffer] = position;
       lastUser[buffer] = item;
     }
-  holder = to_vector(seq<unsigned>(0, numBuffers));
-  chainLast = last;
+  holder.resize(numBuffers);
+  for (unsigned buffer = 0; buffer < numBuffers; ++buffer)
+    holder[buffer] = buffer;
+  chainLast.assign(last.begin(), last.end());
   chainEscapes.assign(problem.escapes.begin(), problem.escapes.end());
-  if (problem.reuses.empty())
-    return;
   // The reuses in the order of their items, as the pass meets them.
-  SmallVector<int64_t> position(problem.getNumItems());
-  for (auto [index, item] : enumerate(order))
-    position[item] = index;
-  SmallVector<const ScheduleProblem::Reuse *> reuses = map_to_vector(
-      problem.reuses, [](const ScheduleProblem::Reuse &r) { return &r; });
-  // One reuse per item: the positions order them totally.
-  llvm::sort(reuses, [&](const auto *a, const auto *b) {
-    return position[a->item] < position[b->item];
-  });
-  for (const ScheduleProblem::Reuse *reuse : reuses) {
-    int64_t at = position[reuse->item];
-    unsigned result = reuse->result;
-    if (first[result] != at || holder[result] != result)
-      continue;
-    for (unsigned source : reuse->sources) {
-      unsigned chain = holder[source];
-      if (chain == result || chainEscapes[chain] || chainLast[chain] != at)
-        continue;
-      holder[result] = chain;
-      chainLast[chain] = std::max(chainLast[chain], last[result]);
-      chainEscapes[chain] = chainEscapes[chain] || chainEscapes[result];
-      break;
+  if (!reusesOf.empty()) {
+    for (auto [at, item] : enumerate(order)) {
+      for (unsigned index : reusesOf[item]) {
+        const ScheduleProblem::Reuse &reuse = problem.reuses[index];
+        unsigned result = reuse.result;
+        if (first[result] != static_cast<int64_t>(at) ||
+            holder[result] != result)
+          continue;
+        for (unsigned source : reuse.sources) {
+          unsigned chain = holder[source];
+          if (chain == result || chainEscapes[chain] ||
+              chainLast[chain] != static_cast<int64_t>(at))
+            continue;
+          holder[result] = chain;
+          chainLast[chain] = std::max(chainLast[chain], last[result]);
+          chainEscapes[chain] = chainEscapes[chain] || chainEscapes[result];
+          break;
+        }
+      }
     }
   }
-}
 
-/// The live bytes of an order, position by position.
-SmallVector<int64_t> getLiveBytes(const ScheduleProblem &problem,
-                                  ArrayRef<unsigned> order,
-                                  const Ranges &ranges) {
-  size_t numBuffers = problem.bytes.size();
-  SmallVector<int64_t> delta(order.size() + 1, 0);
+  delta.assign(order.size() + 1, 0);
   for (size_t buffer = 0; buffer < numBuffers; ++buffer) {
-    if (ranges.first[buffer] < 0 || ranges.holder[buffer] != buffer)
+    if (first[buffer] < 0 || holder[buffer] != buffer)
       continue;
-    auto [begin, end] = ranges.getLiveRange(buffer, order.size());
+    auto [begin, end] = getLiveRange(buffer, order.size());
     delta[begin] += problem.bytes[buffer];
     delta[end] -= problem.bytes[buffer];
   }
-  SmallVector<int64_t> live(order.size());
+  live.resize(order.size());
   int64_t level = 0;
   for (size_t position = 0; position < order.size(); ++position)
     live[position] = level += delta[position];
-  return live;
 }
 
 /// What the local search minimizes, in order: the peak, the positions at
 /// the peak, the sum of live bytes over positions.
 using Objective = std::tuple<int64_t, int64_t, int64_t>;
 
-SmallVector<int64_t> getLiveBytes(const ScheduleProblem &problem,
-                                  ArrayRef<unsigned> order) {
-  return getLiveBytes(problem, order, Ranges(problem, order));
-}
-
-Objective getObjective(const ScheduleProblem &problem,
-                       ArrayRef<unsigned> order) {
-  SmallVector<int64_t> live = getLiveBytes(problem, order);
+Objective getObjective(ArrayRef<int64_t> live) {
   int64_t peak = 0, atPeak = 0, area = 0;
   for (int64_t bytes : live) {
     if (bytes > peak) {
@@ -180,8 +187,8 @@ Objective getObjective(const ScheduleProblem &problem,
 
 int64_t remat::getSchedulePeak(const ScheduleProblem &problem,
                                ArrayRef<unsigned> order) {
-  SmallVector<int64_t> live = getLiveBytes(problem, order);
-  return live.empty() ? 0 : *llvm::max_element(live);
+  Ranges ranges(problem, order);
+  return ranges.live.empty() ? 0 : *llvm::max_element(ranges.live);
 }
 
 std::optional<SmallVector<unsigned>>
@@ -332,12 +339,13 @@ constexpr unsigned kMaxBlock = 4;
 /// Moves the items at positions [begin, end) of `order`, keeping their
 /// order, to the earliest or the latest place their dependences on the other
 /// items allow, whichever first gives an objective below `best`; on success
-/// updates `order` and `best`. `trial` is scratch.
+/// updates `order` and `best`. `trial` and `ranges` are scratch.
 bool tryMoveBlock(const ScheduleProblem &problem,
                   ArrayRef<SmallVector<unsigned, 4>> successors,
                   ArrayRef<unsigned> position, SmallVectorImpl<unsigned> &order,
                   unsigned begin, unsigned end, Objective &best,
-                  SmallVectorImpl<unsigned> &trial, size_t &trialsLeft) {
+                  SmallVectorImpl<unsigned> &trial, Ranges &ranges,
+                  size_t &trialsLeft) {
   unsigned length = end - begin, n = order.size();
   // Insertion indices into the order without the block.
   unsigned earliest = 0, latest = n - length;
@@ -358,7 +366,8 @@ bool tryMoveBlock(const ScheduleProblem &problem,
     trial.append(order.begin() + end, order.end());
     trial.insert(trial.begin() + to, order.begin() + begin,
                  order.begin() + end);
-    Objective objective = getObjective(problem, trial);
+    ranges.compute(trial);
+    Objective objective = getObjective(ranges.live);
     if (objective < best) {
       best = objective;
       order.assign(trial.begin(), trial.end());
@@ -378,18 +387,24 @@ void remat::improveSchedule(const ScheduleProblem &problem,
       invert(problem.predecessors, n);
   size_t numBuffers = problem.bytes.size();
 
-  Objective best = getObjective(problem, order);
-  SmallVector<unsigned> trial;
+  Ranges ranges(problem), trialRanges(problem);
+  ranges.compute(order);
+  Objective best = getObjective(ranges.live);
+  SmallVector<unsigned> trial, position(n);
+  SmallVector<int64_t> peaksBefore(n + 1);
   size_t trialsLeft = maxTrials;
   for (unsigned round = 0; round < maxRounds && trialsLeft > 0; ++round) {
-    SmallVector<unsigned> position(n);
     for (auto [index, item] : enumerate(order))
       position[item] = index;
-    Ranges ranges(problem, order);
-    SmallVector<int64_t> live = getLiveBytes(problem, order, ranges);
+    if (round > 0)
+      ranges.compute(order);
     int64_t peak = std::get<0>(best);
     if (peak == 0)
       return;
+    // peaksBefore[i]: the peak positions before position i.
+    for (unsigned index = 0; index < n; ++index)
+      peaksBefore[index + 1] =
+          peaksBefore[index] + (ranges.live[index] == peak);
     // The items that open or close a buffer whose bytes are live at a peak
     // position: moving one of them later or earlier past the peak is what
     // can lower it.
@@ -398,17 +413,24 @@ void remat::improveSchedule(const ScheduleProblem &problem,
       if (ranges.first[buffer] < 0)
         continue;
       auto [begin, end] = ranges.getLiveRange(ranges.holder[buffer], n);
-      bool atPeak = false;
-      for (int64_t index = begin; index < end && !atPeak; ++index)
-        atPeak = live[index] == peak;
-      if (!atPeak)
+      if (peaksBefore[end] == peaksBefore[begin])
         continue;
       candidates.insert(ranges.firstUser[buffer]);
       candidates.insert(ranges.lastUser[buffer]);
     }
 
-    bool improved = false;
+    // One pass over the candidates, each improving move applied as it is
+    // found. Restarting at the first candidate after each move weighed the
+    // same failing moves in every round: DenseNet-121's step took 0.55 s
+    // to plan instead of 0.15 s, for an arena no smaller.
+    bool improvedInPass = false, improved = false;
     for (unsigned item : candidates) {
+      if (improved) {
+        improved = false;
+        improvedInPass = true;
+        for (auto [index, moved] : enumerate(order))
+          position[moved] = index;
+      }
       unsigned from = position[item];
       // The item alone, or with up to kMaxBlock - 1 neighbours before or
       // after it (a fill and the matmul that accumulates into its buffer,
@@ -420,15 +442,13 @@ void remat::improveSchedule(const ScheduleProblem &problem,
         if (length > 1 && from + length <= n)
           begins.push_back(from); // the item first
         for (unsigned begin : begins)
-          if ((improved =
-                   tryMoveBlock(problem, successors, position, order, begin,
-                                begin + length, best, trial, trialsLeft)))
+          if ((improved = tryMoveBlock(problem, successors, position, order,
+                                       begin, begin + length, best, trial,
+                                       trialRanges, trialsLeft)))
             break;
       }
-      if (improved)
-        break;
     }
-    if (!improved)
+    if (!improved && !improvedInPass)
       return;
   }
 }

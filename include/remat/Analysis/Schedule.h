@@ -89,8 +89,10 @@ llvm::SmallVector<unsigned> scheduleGreedily(const ScheduleProblem &problem,
 /// opens or closes a buffer live at a peak position, alone or with up to
 /// three consecutive neighbours before or after it, moves before the first
 /// item or after the last one the block could swap with, whichever lowers
-/// the peak, until no move does, `maxRounds` rounds or `maxTrials` orders
-/// weighed. O(min(maxRounds n, maxTrials) (n + e)).
+/// the peak. Each round weighs every such item of the order it starts with
+/// and applies each improving move as it finds it; the search stops after a
+/// round with no move, `maxRounds` rounds or `maxTrials` orders weighed.
+/// O(min(maxRounds n, maxTrials) (n + e)).
 void improveSchedule(const ScheduleProblem &problem,
                      llvm::SmallVectorImpl<unsigned> &order, unsigned maxRounds,
                      size_t maxTrials = 1 << 16);
