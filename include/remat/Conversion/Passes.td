@@ -203,7 +203,8 @@ def RematMatmulToBlasPass : Pass<"remat-matmul-to-blas", "mlir::ModuleOp"> {
 
 def RematFuseElementwisePass
     : InterfacePass<"remat-fuse-elementwise", "mlir::FunctionOpInterface"> {
-  let summary = "Fuse elementwise linalg ops on tensors, except into windows";
+  let summary = "Fuse elementwise linalg ops on tensors, except into windows "
+                "and where fusing keeps a larger operand alive";
   let description = [{
     Upstream's `-linalg-fuse-elementwise-ops` (the same patterns: a
     producer fused into its only user, reshapes folded by expansion, the
@@ -214,6 +215,27 @@ def RematFuseElementwisePass
     recomputed as many times (72 times for a 3x3 filter gradient over 8
     channels), and `-remat-conv-to-blas` hands operands, not fused bodies,
     to the runtime's kernels.
+
+    A second rule: a producer is not fused when one of its operands is
+    larger than its result and no op reads that operand at or after the
+    user. Fused, the user would keep the operand alive until it runs; apart,
+    `-remat-schedule` can run the producer right after the operand is made
+    and free the operand there. A ReLU's backward reads the forward's output
+    only through `arith.cmpf ole, %out, 0`: apart, the comparison runs in
+    the forward and the step keeps one byte an element of it until the
+    backward, not the four of `%out`.
+
+    And one more kind of user: a `linalg.reduce` one of whose inputs such a
+    producer makes becomes a `linalg.generic` first (upstream's patterns
+    fuse into generics only), so a sum of squares (a batch norm's variance,
+    a squared-error loss) computes its terms inside the sum instead of in a
+    buffer of their own. The terms are the same float32 values, and
+    `-remat-widen-sums` still sums them in float64.
+
+    On the zoo's blocks without recomputation (static peak = measured): the
+    ResNet block 3.26 -> 2.88 MiB by the second rule, 2.38 MiB with the
+    sums; the DenseNet block 9.47 -> 8.93 MiB; the GPT block and the mlp
+    unchanged.
 
     Before:
     ```mlir
