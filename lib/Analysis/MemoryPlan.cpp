@@ -211,12 +211,14 @@ void searchSwaps(ArrayRef<BufferLifetime> buffers,
 }
 
 /// Improves `plan` like searchSwaps, by moving one buffer of the order to
-/// its front instead: the second, then the third, ... each move kept if it
-/// lowers the top. A buffer that only fits where another, placed earlier,
-/// sits (a long-lived activation under the short-lived padded copies that
-/// the larger sizes put first) gets its place this way; a swap moves it
-/// one place a time, and only while each step alone lowers the top.
-void searchMovesToFront(ArrayRef<BufferLifetime> buffers,
+/// an earlier place instead: the second buffer before the first, then the
+/// third before the first or the second, ... the first move that lowers the
+/// top kept for each buffer. A buffer that only fits where another, placed
+/// earlier, sits (a long-lived activation under the short-lived padded
+/// copies that the larger sizes put first) gets its place this way; a swap
+/// moves it one place a time, and only while each step alone lowers the
+/// top.
+void searchMovesEarlier(ArrayRef<BufferLifetime> buffers,
                         SmallVectorImpl<size_t> &order, ArenaPlan &plan,
                         unsigned evaluations, int64_t floor) {
   SmallVector<size_t> trial;
@@ -224,16 +226,20 @@ void searchMovesToFront(ArrayRef<BufferLifetime> buffers,
   while (lowered) {
     lowered = false;
     for (size_t i = 1; i < order.size(); ++i) {
-      if (evaluations == 0 || plan.size <= floor)
-        return;
-      --evaluations;
-      trial.assign(order.begin(), order.end());
-      std::rotate(trial.begin(), trial.begin() + i, trial.begin() + i + 1);
-      ArenaPlan candidate = placeInOrder(buffers, trial);
-      if (candidate.size < plan.size) {
-        plan = std::move(candidate);
-        order.swap(trial);
-        lowered = true;
+      for (size_t j = 0; j < i; ++j) {
+        if (evaluations == 0 || plan.size <= floor)
+          return;
+        --evaluations;
+        trial.assign(order.begin(), order.end());
+        std::rotate(trial.begin() + j, trial.begin() + i,
+                    trial.begin() + i + 1);
+        ArenaPlan candidate = placeInOrder(buffers, trial);
+        if (candidate.size < plan.size) {
+          plan = std::move(candidate);
+          order.swap(trial);
+          lowered = true;
+          break;
+        }
       }
     }
   }
@@ -257,14 +263,15 @@ ArenaPlan remat::planArena(ArrayRef<BufferLifetime> buffers, bool search) {
         bestOrder.assign(order.begin(), order.end());
       }
     }
-    // Placements of the best order with one buffer moved to the front, then
-    // with two neighbours swapped, each O(n^2 log n): about 2^24 buffer
-    // pairs compared for each search, from 4 to 256 placements.
+    // Placements of the best order with one buffer moved earlier (up to
+    // 1024), then with two neighbours swapped (up to 256), each
+    // O(n^2 log n): about 2^26 and 2^24 buffer pairs compared, at least 16
+    // and 4 placements.
     size_t n = std::max<size_t>(buffers.size(), 1);
     unsigned evaluations = static_cast<unsigned>(
         std::clamp<size_t>((size_t(1) << 24) / (n * n), 4, 256));
     if (search) {
-      searchMovesToFront(buffers, bestOrder, plan, evaluations, maxLive);
+      searchMovesEarlier(buffers, bestOrder, plan, 4 * evaluations, maxLive);
       searchSwaps(buffers, bestOrder, plan, evaluations, maxLive);
     }
   }

@@ -2,7 +2,8 @@
 promises of -remat-checkpoint on real code: every output (loss, gradients)
 bit-identical, dropout included, in early-stop and reentrant mode, the
 allocator's measured peak below the run without rematerialization, and
--remat-report's static peak of both runs equal to the measured one.
+-remat-report's static peak of both runs equal to the measured one and its
+arena within 1.05 times the bytes live at once.
 
 Usage: check_example.py REMAT_OPT REMAT_RUN EXAMPLE.mlir WORKDIR
 """
@@ -50,9 +51,14 @@ for mode, path in variants.items():
         report = json.loads(subprocess.run(
             [remat_opt, step, "-remat-report=format=json", "-o", os.devnull],
             check=True, capture_output=True, text=True).stdout)
-        static = report["functions"][0]["totals"]["static_peak_bytes"]
+        totals = report["functions"][0]["totals"]
+        static = totals["static_peak_bytes"]
         if static != measured["peak_bytes"]:
             sys.exit(f"{name} {mode}: static peak {static} bytes, measured "
                      f"{measured['peak_bytes']} bytes")
+        # The arena within 5% of the most bytes live at once (issue 17).
+        if totals["arena_bytes"] > 1.05 * totals["arena_max_live_bytes"]:
+            sys.exit(f"{name} {mode}: arena {totals['arena_bytes']} bytes for "
+                     f"{totals['arena_max_live_bytes']} live at once")
     if stats[1]["peak_bytes"] >= stats[0]["peak_bytes"]:
         sys.exit(f"{name} {mode}: rematerialization did not lower the peak")

@@ -24,7 +24,11 @@
    like PyTorch's, so its distance is another draw of the same spread. A
    wrong mapping is off by far more: 1e-2 to 1.
 
-Usage: check_torch.py REMAT_OPT REMAT_RUN FACTORY WORKDIR
+3. With --arena-bound R: in 1, each step's memory plan (-remat-report) has an
+   arena of at most R times the most bytes its buffers hold live at once (the
+   zoo's blocks: 1.05, issue 17).
+
+Usage: check_torch.py REMAT_OPT REMAT_RUN FACTORY WORKDIR [--arena-bound R]
 FACTORY as remat-torch-export takes it (remat_torch.zoo:mlp). Prints one line
 per policy and check; exits 1 on the first failure.
 """
@@ -36,6 +40,8 @@ import sys
 import numpy as np
 
 remat_opt, remat_run, factory, workdir = sys.argv[1:5]
+ARENA_BOUND = (float(sys.argv[sys.argv.index("--arena-bound") + 1])
+               if "--arena-bound" in sys.argv else None)
 name = factory.rpartition(":")[2]
 TOLERANCE = 1e-4
 # An output farther than TOLERANCE from eager float32 passes within this
@@ -92,6 +98,17 @@ def opt(out, src, passes):
     return out
 
 
+def arena_ratio(step):
+    """The step's planned arena over the most bytes its buffers hold live at
+    once (-remat-report's plan)."""
+    r = subprocess.run([remat_opt, step, "-remat-report=format=json", "-o", os.devnull],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        fail(f"remat-report {os.path.basename(step)} failed\n{r.stderr}")
+    totals = json.loads(r.stdout)["functions"][0]["totals"]
+    return totals["arena_bytes"] / max(1, totals["arena_max_live_bytes"])
+
+
 def has_loops(step):
     with open(step) as f:
         return "scf.for" in f.read()
@@ -122,8 +139,13 @@ def fail(message):
 d = os.path.join(workdir, f"{name}-dropout")
 m = export(d)
 src = os.path.join(d, "step.mlir")
-base = run(opt(os.path.join(d, "base.mlir"), src, []), m["inputs"],
-           os.path.join(d, "out-base"), m["outputs"])
+base_step = opt(os.path.join(d, "base.mlir"), src, [])
+base = run(base_step, m["inputs"], os.path.join(d, "out-base"), m["outputs"])
+if ARENA_BOUND is not None:
+    ratio = arena_ratio(base_step)
+    if ratio > ARENA_BOUND:
+        fail(f"no recomputation: arena {ratio:.3f}x the live bytes (bound {ARENA_BOUND:g})")
+    print(f"{name} no recomputation: arena {ratio:.3f}x live")
 if has_loops(src):
     POLICIES.update(LOOP_POLICIES)
     EAGER_POLICIES += list(LOOP_POLICIES)
@@ -136,8 +158,14 @@ for policy in POLICIES:
         if got.dtype != want.dtype or got.shape != want.shape or \
                 got.tobytes() != want.tobytes():
             fail(f"{policy}: {out} differs from the run without rematerialization")
+    arena = ""
+    if ARENA_BOUND is not None:
+        ratio = arena_ratio(variant)
+        if ratio > ARENA_BOUND:
+            fail(f"{policy}: arena {ratio:.3f}x the live bytes (bound {ARENA_BOUND:g})")
+        arena = f", arena {ratio:.3f}x live"
     print(f"{name} {policy} dropout: {len(outs)} outputs bit-identical, "
-          f"{m['segments']} segments")
+          f"{m['segments']} segments{arena}")
 
 # 2. Dropout 0: against PyTorch eager.
 d = os.path.join(workdir, f"{name}-p0")

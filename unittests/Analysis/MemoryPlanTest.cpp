@@ -168,13 +168,13 @@ TEST(MemoryPlanTest, NeighbourSwapsLowerTheTop) {
   EXPECT_EQ(plan.maxLiveBytes, 704);
 }
 
-TEST(MemoryPlanTest, MovesToFrontPlaceALongLivedBuffer) {
+TEST(MemoryPlanTest, MovesEarlierPlaceALongLivedBuffer) {
   // The buffers of the ResNet block's step under its checkpoints (bench
   // sizes, -remat-bufferize): short-lived zero-padded copies of 663552
   // bytes come first in every order by size and sit at offset 0, and the
   // long-lived 524288-byte activations then stack above them, 17% over
   // the live bytes; no swap of neighbours lowers that. Moving one buffer
-  // to the front of the order does.
+  // earlier in the order does.
   std::vector<BufferLifetime> buffers = {
       {64, 44, 245},      {128, 47, 243},     {128, 50, 192},
       {128, 53, 161},     {128, 56, 245},     {128, 59, 245},
