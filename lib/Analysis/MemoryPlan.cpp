@@ -181,43 +181,17 @@ int64_t remat::getMaxLiveBytes(ArrayRef<BufferLifetime> buffers) {
 
 namespace {
 
-/// Improves `plan`, the placement of `buffers` in `order`, by swapping
-/// neighbours of the order, first with second, second with third, ...
-/// (the first are the largest in most orders), keeping each swap that lowers
-/// the top, sweep after sweep while one does, for at most `evaluations`
-/// placements or until the top is `floor`. Greedy placements hang on small
-/// details of their order (which of equal sizes goes first, a few more ops
-/// that change every lifetime's length); this makes them hang on them less.
-void searchSwaps(ArrayRef<BufferLifetime> buffers,
-                 SmallVectorImpl<size_t> &order, ArenaPlan &plan,
-                 unsigned evaluations, int64_t floor) {
-  bool lowered = true;
-  while (lowered) {
-    lowered = false;
-    for (size_t i = 0; i + 1 < order.size(); ++i) {
-      if (evaluations == 0 || plan.size <= floor)
-        return;
-      --evaluations;
-      std::swap(order[i], order[i + 1]);
-      ArenaPlan candidate = placeInOrder(buffers, order);
-      if (candidate.size < plan.size) {
-        plan = std::move(candidate);
-        lowered = true;
-      } else {
-        std::swap(order[i], order[i + 1]);
-      }
-    }
-  }
-}
-
-/// Improves `plan` like searchSwaps, by moving one buffer of the order to
-/// an earlier place instead: the second buffer before the first, then the
-/// third before the first or the second, ... the first move that lowers the
-/// top kept for each buffer. A buffer that only fits where another, placed
-/// earlier, sits (a long-lived activation under the short-lived padded
-/// copies that the larger sizes put first) gets its place this way; a swap
-/// moves it one place a time, and only while each step alone lowers the
-/// top.
+/// Improves `plan`, the placement of `buffers` in `order`, by moving one
+/// buffer of the order to an earlier place: the second before the first,
+/// then the third before the first or the second, ... keeping for each
+/// buffer the first move that lowers the top, sweep after sweep while one
+/// does, for at most `evaluations` placements or until the top is `floor`.
+/// Greedy placements hang on small details of their order (which of equal
+/// sizes goes first, a few more ops that change every lifetime's length),
+/// and a buffer that only fits where another, placed earlier, sits (a
+/// long-lived activation under the short-lived padded copies that the
+/// larger sizes put first) gets its place this way. A swap of neighbours is
+/// the move of one place.
 void searchMovesEarlier(ArrayRef<BufferLifetime> buffers,
                         SmallVectorImpl<size_t> &order, ArenaPlan &plan,
                         unsigned evaluations, int64_t floor) {
@@ -263,17 +237,14 @@ ArenaPlan remat::planArena(ArrayRef<BufferLifetime> buffers, bool search) {
         bestOrder.assign(order.begin(), order.end());
       }
     }
-    // Placements of the best order with one buffer moved earlier (up to
-    // 1024), then with two neighbours swapped (up to 256), each
-    // O(n^2 log n): about 2^26 and 2^24 buffer pairs compared, at least 16
-    // and 4 placements.
+    // Placements of the best order with one buffer moved earlier, each
+    // O(n^2 log n): about 2^26 buffer pairs compared in all, from 16 to
+    // 1024 placements.
     size_t n = std::max<size_t>(buffers.size(), 1);
     unsigned evaluations = static_cast<unsigned>(
-        std::clamp<size_t>((size_t(1) << 24) / (n * n), 4, 256));
-    if (search) {
-      searchMovesEarlier(buffers, bestOrder, plan, 4 * evaluations, maxLive);
-      searchSwaps(buffers, bestOrder, plan, evaluations, maxLive);
-    }
+        std::clamp<size_t>((size_t(1) << 26) / (n * n), 16, 1024));
+    if (search)
+      searchMovesEarlier(buffers, bestOrder, plan, evaluations, maxLive);
   }
   plan.maxLiveBytes = maxLive;
   return plan;

@@ -423,32 +423,32 @@ void remat::improveSchedule(const ScheduleProblem &problem,
     // found. Restarting at the first candidate after each move weighed the
     // same failing moves in every round: DenseNet-121's step took 0.55 s
     // to plan instead of 0.15 s, for an arena no smaller.
-    bool improvedInPass = false, improved = false;
+    bool improved = false;
     for (unsigned item : candidates) {
-      if (improved) {
-        improved = false;
-        improvedInPass = true;
-        for (auto [index, moved] : enumerate(order))
-          position[moved] = index;
-      }
       unsigned from = position[item];
+      bool moved = false;
       // The item alone, or with up to kMaxBlock - 1 neighbours before or
       // after it (a fill and the matmul that accumulates into its buffer,
       // which open the buffer together).
-      for (unsigned length = 1; length <= kMaxBlock && !improved; ++length) {
+      for (unsigned length = 1; length <= kMaxBlock && !moved; ++length) {
         SmallVector<unsigned, 2> begins;
         if (from + 1 >= length)
           begins.push_back(from + 1 - length); // the item last
         if (length > 1 && from + length <= n)
           begins.push_back(from); // the item first
-        for (unsigned begin : begins)
-          if ((improved = tryMoveBlock(problem, successors, position, order,
-                                       begin, begin + length, best, trial,
-                                       trialRanges, trialsLeft)))
-            break;
+        for (unsigned begin : begins) {
+          if (!tryMoveBlock(problem, successors, position, order, begin,
+                            begin + length, best, trial, trialRanges,
+                            trialsLeft))
+            continue;
+          moved = improved = true;
+          for (auto [index, placed] : enumerate(order))
+            position[placed] = index;
+          break;
+        }
       }
     }
-    if (!improved && !improvedInPass)
+    if (!improved)
       return;
   }
 }

@@ -9,6 +9,8 @@
 
 #include "remat/Conversion/Passes.h"
 
+#include "remat/Analysis/CostModel.h"
+
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -34,15 +36,6 @@ static bool readsWindow(Operation *op) {
          });
 }
 
-/// Bytes of a statically shaped tensor value, or nullopt.
-static std::optional<int64_t> getTensorBytes(Value value) {
-  auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!type || !type.hasStaticShape() || !type.getElementType().isIntOrFloat())
-    return std::nullopt;
-  return type.getNumElements() *
-         llvm::divideCeil(type.getElementType().getIntOrFloatBitWidth(), 8);
-}
-
 /// Returns true if fusing `producer` into `consumer` would keep an operand
 /// larger than the producer's result alive longer. The fused consumer reads
 /// the producer's operands where the producer read them before: an operand
@@ -55,14 +48,15 @@ static std::optional<int64_t> getTensorBytes(Value value) {
 static bool extendsLargerOperand(Operation *producer, Operation *consumer) {
   Block *block = producer->getBlock();
   Operation *at = block->findAncestorOpInBlock(*consumer);
-  std::optional<int64_t> resultBytes = getTensorBytes(producer->getResult(0));
+  std::optional<int64_t> resultBytes =
+      remat::getValueBytes(producer->getResult(0));
   if (!at || !resultBytes)
     return false;
   return llvm::any_of(producer->getOperands(), [&](Value operand) {
     Operation *definer = operand.getDefiningOp();
     if (!definer || isa<tensor::EmptyOp>(definer) ||
         matchPattern(definer, m_Constant()) ||
-        getTensorBytes(operand).value_or(0) <= *resultBytes)
+        remat::getValueBytes(operand).value_or(0) <= *resultBytes)
       return false;
     return llvm::none_of(operand.getUsers(), [&](Operation *user) {
       Operation *reader = block->findAncestorOpInBlock(*user);
