@@ -15,7 +15,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <mutex>
+#include <vector>
 
 using namespace remat::cuda;
 
@@ -72,11 +74,34 @@ struct State {
   remat::runtime::AllocationCounter counter;
   double kernelMs = 0;
   int64_t launchCount = 0;
+  // With $REMAT_CUDA_PROFILE set: each kernel's name and module, what the
+  // timed region in flight runs, and the time and launches per name,
+  // printed at exit.
+  bool profile = false;
+  std::map<void *, std::string> kernelNames;
+  std::map<void *, int> moduleIndices;
+  std::string timedName;
+  std::map<std::string, std::pair<double, int64_t>> profileByName;
 };
 
 State &getState() {
   static State state;
   return state;
+}
+
+/// Prints the kernels by total time, most first, to stderr.
+void printProfile() {
+  State &state = getState();
+  std::vector<std::pair<std::string, std::pair<double, int64_t>>> rows(
+      state.profileByName.begin(), state.profileByName.end());
+  std::sort(rows.begin(), rows.end(), [](const auto &a, const auto &b) {
+    return a.second.first > b.second.first;
+  });
+  std::fprintf(stderr, "remat cuda profile: %-40s %10s %8s\n", "kernel",
+               "total ms", "launches");
+  for (const auto &[name, value] : rows)
+    std::fprintf(stderr, "remat cuda profile: %-40s %10.3f %8lld\n",
+                 name.c_str(), value.first, (long long)value.second);
 }
 
 [[noreturn]] void die(const std::string &message) {
@@ -190,6 +215,11 @@ bool initializeLocked(State &state, int device, std::string &error) {
   // bits in a step with and without rematerialization.
   checkCublas(api.cublasSetMathMode(state.cublas, CUBLAS_PEDANTIC_MATH),
               "cublasSetMathMode");
+  if (const char *profile = std::getenv("REMAT_CUDA_PROFILE");
+      profile && *profile) {
+    state.profile = true;
+    std::atexit(printProfile);
+  }
   state.initialized = true;
   return true;
 }
@@ -228,6 +258,11 @@ void synchronizeStream(State &state) {
   state.kernelMs += ms;
   ++state.launchCount;
   state.timing = false;
+  if (state.profile) {
+    auto &entry = state.profileByName[state.timedName];
+    entry.first += ms;
+    ++entry.second;
+  }
 }
 
 void *allocate(size_t size, bool counted) {
@@ -263,33 +298,54 @@ void release(void *ptr) {
   REMAT_CHECK(state.api.cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)));
 }
 
-/// C += A * B for row-major A (m x k), B (k x n), C (m x n), `batch` times:
-/// in column-major terms C^T = B^T A^T, which is what cuBLAS computes.
-void gemm(const float *a, int64_t lda, int64_t strideA, const float *b,
-          int64_t ldb, int64_t strideB, float *c, int64_t ldc, int64_t strideC,
-          int64_t m, int64_t n, int64_t k, int64_t batch, int64_t aInner,
-          int64_t bInner, int64_t cInner) {
-  if (aInner != 1 || bInner != 1 || cInner != 1)
-    die("cuBLAS matmul on operands with a non-unit innermost stride");
+/// How cuBLAS reads one row-major operand of `rows` x `cols` elements with
+/// strides (`rowStride`, `colStride`): as it is (inner stride 1, leading
+/// dimension the row stride) or as the transposed view of a row-major buffer
+/// (row stride 1, leading dimension the column stride). A dimension of 1 may
+/// come with any stride.
+struct GemmOperand {
+  cublasOperation_t op;
+  int64_t ld;
+};
+
+GemmOperand getGemmOperand(int64_t rows, int64_t cols, int64_t rowStride,
+                           int64_t colStride, const char *name) {
+  if (colStride == 1 || cols == 1)
+    return {CUBLAS_OP_N, std::max<int64_t>({rowStride, cols, 1})};
+  if (rowStride == 1 || rows == 1)
+    return {CUBLAS_OP_T, std::max<int64_t>({colStride, rows, 1})};
+  die(std::string("cuBLAS matmul: operand ") + name +
+      " has neither a unit row nor a unit column stride");
+}
+
+/// C += A * B for A (m x k), B (k x n) and row-major C (m x n), `batch`
+/// times; A and B may be transposed views. In column-major terms
+/// C^T = B^T A^T, which is what cuBLAS computes: a row-major operand is its
+/// own transpose in column-major order, a transposed view is not.
+void gemm(const float *a, const int64_t *aStrides, int64_t strideA,
+          const float *b, const int64_t *bStrides, int64_t strideB, float *c,
+          const int64_t *cStrides, int64_t strideC, int64_t m, int64_t n,
+          int64_t k, int64_t batch) {
   if (m == 0 || n == 0 || batch == 0)
     return;
+  if (cStrides[1] != 1 && n != 1)
+    die("cuBLAS matmul on a result with a non-unit innermost stride");
+  GemmOperand opA = getGemmOperand(m, k, aStrides[0], aStrides[1], "A");
+  GemmOperand opB = getGemmOperand(k, n, bStrides[0], bStrides[1], "B");
+  int64_t ldc = std::max<int64_t>({cStrides[0], n, 1});
   State &state = getInitializedState();
   const float one = 1.0f;
-  // cuBLAS wants lda >= max(1, rows); a dimension of 1 may come with any
-  // stride.
-  lda = std::max<int64_t>(lda, std::max<int64_t>(1, k));
-  ldb = std::max<int64_t>(ldb, std::max<int64_t>(1, n));
-  ldc = std::max<int64_t>(ldc, std::max<int64_t>(1, n));
+  if (state.profile)
+    state.timedName = batch == 1 ? "cublasSgemm" : "cublasSgemmStridedBatched";
   beginTimed(state);
   if (batch == 1)
-    checkCublas(state.api.cublasSgemm(state.cublas, CUBLAS_OP_N, CUBLAS_OP_N, n,
-                                      m, k, &one, b, ldb, a, lda, &one, c, ldc),
+    checkCublas(state.api.cublasSgemm(state.cublas, opB.op, opA.op, n, m, k,
+                                      &one, b, opB.ld, a, opA.ld, &one, c, ldc),
                 "cublasSgemm");
   else
     checkCublas(state.api.cublasSgemmStridedBatched(
-                    state.cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b,
-                    ldb, strideB, a, lda, strideA, &one, c, ldc, strideC,
-                    batch),
+                    state.cublas, opB.op, opA.op, n, m, k, &one, b, opB.ld,
+                    strideB, a, opA.ld, strideA, &one, c, ldc, strideC, batch),
                 "cublasSgemmStridedBatched");
   endTimed(state);
   synchronizeStream(state);
@@ -301,6 +357,8 @@ extern "C" void *mgpuModuleLoad(void *data, size_t) {
   State &state = getInitializedState();
   CUmodule module = nullptr;
   REMAT_CHECK(state.api.cuModuleLoadData(&module, data));
+  if (state.profile)
+    state.moduleIndices.emplace(module, int(state.moduleIndices.size()));
   return module;
 }
 
@@ -316,6 +374,11 @@ extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
   CUfunction function = nullptr;
   REMAT_CHECK(state.api.cuModuleGetFunction(
       &function, static_cast<CUmodule>(module), name));
+  // Outlined kernels share their name; the module's load order tells them
+  // apart (the order of the gpu.binary ops in the lowered step).
+  if (state.profile)
+    state.kernelNames[function] =
+        std::string(name) + " #" + std::to_string(state.moduleIndices[module]);
   return function;
 }
 
@@ -325,6 +388,8 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                                  void *stream, void **params, void **extra,
                                  size_t) {
   State &state = getInitializedState();
+  if (state.profile)
+    state.timedName = state.kernelNames[function];
   beginTimed(state);
   REMAT_CHECK(state.api.cuLaunchKernel(
       static_cast<CUfunction>(function), gridX, gridY, gridZ, blockX, blockY,
@@ -353,20 +418,18 @@ extern "C" void remat_cuda_free(void *ptr) { release(ptr); }
 extern "C" void _mlir_ciface_remat_cuda_matmul_f32(RematCudaMemRef2D *a,
                                                    RematCudaMemRef2D *b,
                                                    RematCudaMemRef2D *c) {
-  gemm(a->aligned + a->offset, a->strides[0], 0, b->aligned + b->offset,
-       b->strides[0], 0, c->aligned + c->offset, c->strides[0], 0, c->sizes[0],
-       c->sizes[1], a->sizes[1], 1, a->strides[1], b->strides[1],
-       c->strides[1]);
+  gemm(a->aligned + a->offset, a->strides, 0, b->aligned + b->offset,
+       b->strides, 0, c->aligned + c->offset, c->strides, 0, c->sizes[0],
+       c->sizes[1], a->sizes[1], 1);
 }
 
 extern "C" void _mlir_ciface_remat_cuda_batch_matmul_f32(RematCudaMemRef3D *a,
                                                          RematCudaMemRef3D *b,
                                                          RematCudaMemRef3D *c) {
-  gemm(a->aligned + a->offset, a->strides[1], a->strides[0],
-       b->aligned + b->offset, b->strides[1], b->strides[0],
-       c->aligned + c->offset, c->strides[1], c->strides[0], c->sizes[1],
-       c->sizes[2], a->sizes[2], c->sizes[0], a->strides[2], b->strides[2],
-       c->strides[2]);
+  gemm(a->aligned + a->offset, a->strides + 1, a->strides[0],
+       b->aligned + b->offset, b->strides + 1, b->strides[0],
+       c->aligned + c->offset, c->strides + 1, c->strides[0], c->sizes[1],
+       c->sizes[2], a->sizes[2], c->sizes[0]);
 }
 
 bool remat::cuda::initialize(int device, std::string &error) {

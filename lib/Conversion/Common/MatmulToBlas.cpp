@@ -61,14 +61,12 @@ FailureOr<SmallVector<bool, 2>> getTransposedInputs(linalg::LinalgOp op) {
 
 /// Returns true if `op` is an f32 (batch) matmul on buffers that sgemm
 /// computes: no type conversions, each input read as it is or transposed.
-/// cuBLAS calls take no transposed input (`allowTransposed` false).
-bool isBlasMatmul(linalg::LinalgOp op, bool allowTransposed) {
+bool isBlasMatmul(linalg::LinalgOp op) {
   if (!op.hasPureBufferSemantics() ||
       !isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation()))
     return false;
   FailureOr<SmallVector<bool, 2>> transposed = getTransposedInputs(op);
-  if (failed(transposed) ||
-      (!allowTransposed && llvm::is_contained(*transposed, true)))
+  if (failed(transposed))
     return false;
   return llvm::all_of(op->getOperandTypes(), [](Type type) {
     return cast<MemRefType>(type).getElementType().isF32();
@@ -76,7 +74,8 @@ bool isBlasMatmul(linalg::LinalgOp op, bool allowTransposed) {
 }
 
 /// Returns true if every operand's innermost stride is statically 1, the
-/// layouts cuBLAS takes (its leading dimension is the row stride).
+/// layouts cuBLAS takes (its leading dimension is the row stride; a
+/// transposed input is a view of such a buffer with the strides swapped).
 bool hasUnitInnermostStrides(linalg::LinalgOp op) {
   return llvm::all_of(op->getOperandTypes(), [](Type type) {
     auto memref = cast<MemRefType>(type);
@@ -111,8 +110,7 @@ struct RematMatmulToBlasPass
     ModuleOp module = getOperation();
     SmallVector<linalg::LinalgOp> matmuls;
     module.walk([&](linalg::LinalgOp op) {
-      if (isBlasMatmul(op, /*allowTransposed=*/!cuda) &&
-          (!cuda || hasUnitInnermostStrides(op)))
+      if (isBlasMatmul(op) && (!cuda || hasUnitInnermostStrides(op)))
         matmuls.push_back(op);
     });
 

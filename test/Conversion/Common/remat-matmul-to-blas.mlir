@@ -1,4 +1,5 @@
 // RUN: remat-opt %s -remat-matmul-to-blas | FileCheck %s
+// RUN: remat-opt %s -remat-matmul-to-blas=cuda=true | FileCheck %s --check-prefix=CUDA
 
 // Checks that f32 matmuls on buffers call the runtime with fully dynamic
 // memrefs, that one declaration serves every call, that a transposed input
@@ -35,5 +36,24 @@ func.func @matmuls(%a: memref<8x16xf32>, %b: memref<16x4xf32>, %c: memref<8x4xf3
                                  affine_map<(m, n, k) -> (k, n)>,
                                  affine_map<(m, n, k) -> (n, m)>]
     ins(%t, %b : memref<16x8xf32>, memref<16x4xf32>) outs(%ct : memref<4x8xf32>)
+  return
+}
+
+// With `cuda`, the calls go to the CUDA runtime, a transposed input as a
+// transposed view too (cuBLAS reads it with CUBLAS_OP_T), and an operand
+// whose innermost stride is not 1 keeps the loop nest the GPU kernels run.
+// CUDA-LABEL: func.func @matmuls(
+// CUDA:         call @remat_cuda_matmul_f32(
+// CUDA:         call @remat_cuda_matmul_f32(
+// CUDA:         call @remat_cuda_batch_matmul_f32(
+// CUDA:         linalg.matmul ins(%{{.*}}, %{{.*}} : memref<2x2xf64>
+// CUDA:         memref.transpose %{{.*}} (d0, d1) -> (d1, d0) : memref<16x8xf32> to memref<8x16xf32, strided<[1, 8]>>
+// CUDA:         call @remat_cuda_matmul_f32(
+// CUDA:         linalg.matmul indexing_maps
+// CUDA-LABEL: func.func @strided_operand(
+// CUDA-NOT:     call
+// CUDA:         linalg.matmul
+func.func @strided_operand(%a: memref<8x16xf32, strided<[32, 2]>>, %b: memref<16x4xf32>, %c: memref<8x4xf32>) {
+  linalg.matmul ins(%a, %b : memref<8x16xf32, strided<[32, 2]>>, memref<16x4xf32>) outs(%c : memref<8x4xf32>)
   return
 }
