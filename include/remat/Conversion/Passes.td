@@ -192,7 +192,9 @@ def RematMatmulToBlasPass : Pass<"remat-matmul-to-blas", "mlir::ModuleOp"> {
     With `cuda`, the calls go to the CUDA runtime's `remat_cuda_matmul_f32`
     / `remat_cuda_batch_matmul_f32` (cuBLAS on device buffers) instead, and
     only operands whose innermost stride is statically 1 are rewritten:
-    cuBLAS has no fallback loop nest, the GPU kernels do.
+    cuBLAS has no fallback loop nest, the GPU kernels do. A transposed input
+    is passed as a transposed view on both targets; the CUDA runtime reads
+    it with `CUBLAS_OP_T`.
   }];
   let options = [
     Option<"cuda", "cuda", "bool", /*default=*/"false",
@@ -560,7 +562,14 @@ def RematMapToGPUPass
     * a `memref.get_global` read by a linalg op gets a device copy (an
       allocation filled on the host before its first use and freed after
       its last use in the block): generated kernels cannot read host globals;
-    * every linalg op becomes a loop nest with `scf.parallel` for its
+    * a reduction with one output, fewer than 32768 output elements and at
+      least 64 terms each (a loss, a bias gradient, a normalization's
+      statistics) becomes a `gpu.launch` of one block per output element:
+      each thread folds every block-size-th term into a private accumulator,
+      a tree in shared memory combines the threads' values, and thread 0
+      folds the total into the output (the order of the terms depends only
+      on the shapes, so the bits do not depend on the run);
+    * every other linalg op becomes a loop nest with `scf.parallel` for its
       parallel dimensions (reductions stay sequential, inside each thread,
       so their order and bits do not depend on the launch);
     * every outermost `scf.parallel` is linearized into a grid of
@@ -586,6 +595,7 @@ def RematMapToGPUPass
            "Threads per block of every kernel">
   ];
   let dependentDialects = [
+    "mlir::affine::AffineDialect",
     "mlir::arith::ArithDialect",
     "mlir::gpu::GPUDialect",
     "mlir::linalg::LinalgDialect",

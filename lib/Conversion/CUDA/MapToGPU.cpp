@@ -8,6 +8,8 @@
 
 #include "remat/Conversion/Passes.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
@@ -106,6 +108,204 @@ LogicalResult mapParallelLoop(RewriterBase &rewriter, scf::ParallelOp loop,
   return success();
 }
 
+/// A reduction with fewer outputs than this runs one block per output
+/// (mapReductionToBlocks); with more, one thread per output fills the GPU.
+constexpr int64_t kMaxBlockReductionOutputs = 1 << 15;
+/// Reductions shorter than this stay one sequential loop per thread.
+constexpr int64_t kMinBlockReductionLength = 64;
+
+/// Returns the single combiner op of `op`'s reduction if the tree a block
+/// reduction builds computes it: one output, every parallel loop an output
+/// index, an associative and commutative combiner with a neutral element.
+Operation *getBlockReductionCombiner(linalg::LinalgOp op) {
+  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0 ||
+      op->getNumRegions() != 1 || !op.hasPureBufferSemantics() ||
+      ShapedType::isDynamicShape(op.getStaticLoopRanges()))
+    return nullptr;
+  AffineMap outputMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (outputMap.getNumResults() != op.getNumParallelLoops() ||
+      !outputMap.isProjectedPermutation())
+    return nullptr;
+  for (AffineExpr result : outputMap.getResults())
+    if (!linalg::isParallelIterator(
+            op.getIteratorTypesArray()[cast<AffineDimExpr>(result)
+                                           .getPosition()]))
+      return nullptr;
+  SmallVector<Operation *, 1> combiners;
+  if (!matchReduction(op.getRegionOutputArgs(), /*redPos=*/0, combiners) ||
+      combiners.size() != 1)
+    return nullptr;
+  Operation *combiner = combiners.front();
+  if (!isa<arith::AddFOp, arith::MulFOp, arith::MaxNumFOp, arith::MinNumFOp,
+           arith::MaximumFOp, arith::MinimumFOp, arith::AddIOp, arith::MulIOp,
+           arith::MaxSIOp, arith::MinSIOp, arith::MaxUIOp, arith::MinUIOp,
+           arith::AndIOp, arith::OrIOp, arith::XOrIOp>(combiner) ||
+      !arith::getNeutralElement(combiner))
+    return nullptr;
+  return combiner;
+}
+
+/// Splits `linear` into the indices of `dims` (outermost first) with static
+/// trip counts `ranges`.
+void delinearize(OpBuilder &b, Location loc, Value linear,
+                 ArrayRef<unsigned> dims, ArrayRef<int64_t> ranges,
+                 MutableArrayRef<Value> ivs) {
+  Value rest = linear;
+  for (unsigned dim : llvm::reverse(dims)) {
+    Value range = arith::ConstantIndexOp::create(b, loc, ranges[dim]);
+    ivs[dim] = arith::RemUIOp::create(b, loc, rest, range);
+    rest = arith::DivUIOp::create(b, loc, rest, range);
+  }
+}
+
+/// Applies `map` to `ivs`: the indices an operand is read at.
+SmallVector<Value> getIndices(OpBuilder &b, Location loc, AffineMap map,
+                              ArrayRef<Value> ivs) {
+  SmallVector<Value> indices;
+  for (unsigned i = 0, e = map.getNumResults(); i < e; ++i)
+    indices.push_back(
+        affine::AffineApplyOp::create(b, loc, map.getSubMap({i}), ivs));
+  return indices;
+}
+
+/// Replaces a reduction with few outputs (a loss, a bias gradient, a
+/// normalization's statistics) by a kernel of one block per output: each of
+/// the block's threads folds a strided slice of the reduction into a private
+/// accumulator, then a tree in shared memory combines the threads' values,
+/// and thread 0 folds the total into the output. One thread per output would
+/// leave most of the GPU idle and walk the whole reduction sequentially.
+/// The order of the terms depends only on the shapes and the block size, so
+/// the kernel computes the same bits on every run, recomputed or not.
+LogicalResult mapReductionToBlocks(RewriterBase &rewriter,
+                                   linalg::LinalgOp op) {
+  Operation *combiner = getBlockReductionCombiner(op);
+  if (!combiner)
+    return failure();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<unsigned> parallelDims, reductionDims;
+  int64_t numOutputs = 1, length = 1;
+  for (auto [dim, iterator] : llvm::enumerate(iterators)) {
+    if (linalg::isParallelIterator(iterator)) {
+      parallelDims.push_back(dim);
+      numOutputs *= ranges[dim];
+    } else {
+      reductionDims.push_back(dim);
+      length *= ranges[dim];
+    }
+  }
+  if (numOutputs == 0 || numOutputs >= kMaxBlockReductionOutputs ||
+      length < kMinBlockReductionLength)
+    return failure();
+
+  // Few blocks get many threads each, so that the whole reduction is still
+  // spread over the GPU.
+  int64_t blockSize = numOutputs < 128 ? 1024 : 256;
+  MLIRContext *context = op.getContext();
+  Location loc = op.getLoc();
+  Value output = op.getDpsInitOperand(0)->get();
+  Type accType = cast<MemRefType>(output.getType()).getElementType();
+  auto sharedType = MemRefType::get(
+      {blockSize}, accType, MemRefLayoutAttrInterface(),
+      gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
+
+  rewriter.setInsertionPoint(op);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  auto launch = gpu::LaunchOp::create(
+      rewriter, loc, arith::ConstantIndexOp::create(rewriter, loc, numOutputs),
+      one, one, arith::ConstantIndexOp::create(rewriter, loc, blockSize), one,
+      one, /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/ValueRange{}, TypeRange{sharedType});
+  Block &kernel = launch.getBody().front();
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(&kernel);
+  Value shared = launch.getWorkgroupAttributions().front();
+  Value threadId = launch.getThreadIds().x;
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  SmallVector<Value> ivs(ranges.size(), zero);
+  delinearize(rewriter, loc, launch.getBlockIds().x, parallelDims, ranges, ivs);
+
+  // This thread's terms: threadId, threadId + blockSize, ... in the order
+  // of the reduction loops.
+  Value neutral = arith::ConstantOp::create(
+      rewriter, loc, *arith::getNeutralElement(combiner));
+  Block *body = op.getBlock();
+  auto loop = scf::ForOp::create(
+      rewriter, loc, threadId,
+      arith::ConstantIndexOp::create(rewriter, loc, length),
+      arith::ConstantIndexOp::create(rewriter, loc, blockSize),
+      ValueRange{neutral},
+      [&](OpBuilder &b, Location loc, Value linear, ValueRange iterArgs) {
+        SmallVector<Value> termIvs(ivs);
+        delinearize(b, loc, linear, reductionDims, ranges, termIvs);
+        IRMapping mapping;
+        for (OpOperand *input : op.getDpsInputOperands()) {
+          Value value = input->get();
+          if (isa<MemRefType>(value.getType()))
+            value = memref::LoadOp::create(
+                b, loc, value,
+                getIndices(b, loc, op.getMatchingIndexingMap(input), termIvs));
+          mapping.map(op.getMatchingBlockArgument(input), value);
+        }
+        mapping.map(op.getMatchingBlockArgument(op.getDpsInitOperand(0)),
+                    iterArgs.front());
+        for (Operation &nested : body->without_terminator()) {
+          if (auto index = dyn_cast<linalg::IndexOp>(nested)) {
+            mapping.map(index.getResult(), termIvs[index.getDim()]);
+            continue;
+          }
+          b.clone(nested, mapping);
+        }
+        scf::YieldOp::create(
+            b, loc, mapping.lookup(body->getTerminator()->getOperand(0)));
+      });
+
+  // A tree over the threads' values in shared memory.
+  auto combine = [&](OpBuilder &b, Value lhs, Value rhs) {
+    IRMapping mapping;
+    mapping.map(combiner->getOperand(0), lhs);
+    mapping.map(combiner->getOperand(1), rhs);
+    return b.clone(*combiner, mapping)->getResult(0);
+  };
+  memref::StoreOp::create(rewriter, loc, loop.getResult(0), shared, threadId);
+  gpu::BarrierOp::create(rewriter, loc);
+  for (int64_t stride = blockSize / 2; stride > 0; stride /= 2) {
+    Value strideValue = arith::ConstantIndexOp::create(rewriter, loc, stride);
+    Value active = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::ult, threadId, strideValue);
+    auto ifOp = scf::IfOp::create(rewriter, loc, active,
+                                  /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(ifOp.thenBlock());
+      Value partner =
+          arith::AddIOp::create(rewriter, loc, threadId, strideValue);
+      Value lhs = memref::LoadOp::create(rewriter, loc, shared, threadId);
+      Value rhs = memref::LoadOp::create(rewriter, loc, shared, partner);
+      memref::StoreOp::create(rewriter, loc, combine(rewriter, lhs, rhs),
+                              shared, threadId);
+    }
+    gpu::BarrierOp::create(rewriter, loc);
+  }
+
+  // Thread 0 folds the block's total into the output.
+  Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                                      threadId, zero);
+  auto ifOp = scf::IfOp::create(rewriter, loc, first, /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(ifOp.thenBlock());
+    SmallVector<Value> indices = getIndices(
+        rewriter, loc, op.getMatchingIndexingMap(op.getDpsInitOperand(0)), ivs);
+    Value init = memref::LoadOp::create(rewriter, loc, output, indices);
+    Value total = memref::LoadOp::create(rewriter, loc, shared, zero);
+    memref::StoreOp::create(rewriter, loc, combine(rewriter, init, total),
+                            output, indices);
+  }
+  gpu::TerminatorOp::create(rewriter, loc);
+  return success();
+}
+
 /// Moves a sequential loop nest (a reduction to a scalar) into a
 /// one-thread grid, so that it reads device buffers on the device.
 void mapSequentialLoop(RewriterBase &rewriter, scf::ForOp loop) {
@@ -183,6 +383,10 @@ struct RematMapToGPUPass
     SmallVector<linalg::LinalgOp> linalgOps;
     func.walk([&](linalg::LinalgOp op) { linalgOps.push_back(op); });
     for (linalg::LinalgOp op : linalgOps) {
+      if (succeeded(mapReductionToBlocks(rewriter, op))) {
+        rewriter.eraseOp(op);
+        continue;
+      }
       rewriter.setInsertionPoint(op);
       if (!op.hasPureBufferSemantics() ||
           failed(linalg::linalgOpToParallelLoops(rewriter, op))) {
@@ -194,6 +398,8 @@ struct RematMapToGPUPass
 
     SmallVector<Operation *> roots;
     func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<gpu::LaunchOp>(op))
+        return WalkResult::skip();
       if (!isa<scf::ParallelOp, scf::ForOp>(op))
         return WalkResult::advance();
       roots.push_back(op);
