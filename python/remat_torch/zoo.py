@@ -658,3 +658,21 @@ ZOO = {"mlp": mlp, "gpt_block": gpt_block, "densenet_block": densenet_block,
        "densenet121": densenet121,
        "gpt2": gpt2, "bert": bert, "llama": llama, "vit": vit,
        "efficientnet_b0": efficientnet_b0, "convnext": convnext}
+
+
+# bench/peers' and bench/cuda_peers' sizes: larger than the test sizes,
+# still a few seconds per model.
+BENCH_SIZES = {
+    "mlp": dict(batch=1024, widths=(256, 1024, 1024, 1024, 256)),
+    "gpt_block": dict(batch=8, seq=128, width=128, heads=4),
+    "densenet_block": dict(batch=1024, channels=64, growth=32, layers=6),
+    "resnet_block": dict(batch=16, channels=32, size=16),
+    # torchvision's models at their test sizes: the LLVM JIT's compile time
+    # of a whole network, not the step, bounds these.
+    "resnet18": dict(batch=2, size=64),
+    "mobilenet_v2": dict(batch=2, size=32),
+    # transformers', torchvision's and timm's models of issue 18 at their
+    # test sizes (the factories' defaults), bounded by the compile too.
+    "gpt2": dict(), "bert": dict(), "llama": dict(), "vit": dict(),
+    "efficientnet_b0": dict(), "convnext": dict(),
+}
