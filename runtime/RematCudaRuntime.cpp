@@ -80,6 +80,10 @@ struct State {
   bool profile = false;
   std::map<void *, std::string> kernelNames;
   std::map<void *, int> moduleIndices;
+  // Every block allocate() handed out, by address, and the freed ones by
+  // size, which it hands out again.
+  std::map<void *, size_t> blockSizes;
+  std::multimap<size_t, void *> freeBlocks;
   std::string timedName;
   std::map<std::string, std::pair<double, int64_t>> profileByName;
 };
@@ -265,37 +269,58 @@ void synchronizeStream(State &state) {
   }
 }
 
+/// Device memory for `size` bytes: a block of that size freed earlier if
+/// there is one, else a new managed allocation. A step allocates its arena
+/// each time it runs, and a new managed allocation is mapped onto the
+/// device page by page as kernels first touch it (a fault per page), so
+/// blocks are kept and reused, as PyTorch's caching allocator does; the
+/// counter sees each allocation and free as the step makes them.
 void *allocate(size_t size, bool counted) {
   State &state = getInitializedState();
-  CUdeviceptr ptr = 0;
-  CUresult result = state.api.cuMemAllocManaged(&ptr, std::max<size_t>(size, 1),
-                                                CU_MEM_ATTACH_GLOBAL);
-  if (result == CUDA_ERROR_OUT_OF_MEMORY) {
-    std::fprintf(stderr,
-                 "remat cuda runtime: error: cannot allocate %zu bytes of "
-                 "managed memory: %s\n",
-                 size, errorName(result).c_str());
-    std::fflush(stderr);
-    std::exit(remat::runtime::kAllocationFailureExitCode);
-  }
-  check(result, "cuMemAllocManaged");
-  void *address = reinterpret_cast<void *>(ptr);
-  if (counted) {
+  size_t bytes = std::max<size_t>(size, 1);
+  void *address = nullptr;
+  {
     std::lock_guard<std::mutex> lock(state.mutex);
-    state.counter.allocated(address, size);
+    auto cached = state.freeBlocks.find(bytes);
+    if (cached != state.freeBlocks.end()) {
+      address = cached->second;
+      state.freeBlocks.erase(cached);
+    }
   }
+  if (!address) {
+    CUdeviceptr ptr = 0;
+    CUresult result =
+        state.api.cuMemAllocManaged(&ptr, bytes, CU_MEM_ATTACH_GLOBAL);
+    if (result == CUDA_ERROR_OUT_OF_MEMORY) {
+      std::fprintf(stderr,
+                   "remat cuda runtime: error: cannot allocate %zu bytes of "
+                   "managed memory: %s\n",
+                   size, errorName(result).c_str());
+      std::fflush(stderr);
+      std::exit(remat::runtime::kAllocationFailureExitCode);
+    }
+    check(result, "cuMemAllocManaged");
+    address = reinterpret_cast<void *>(ptr);
+  }
+  std::lock_guard<std::mutex> lock(state.mutex);
+  state.blockSizes[address] = bytes;
+  if (counted)
+    state.counter.allocated(address, size);
   return address;
 }
 
+/// Returns `ptr` to the blocks allocate() reuses.
 void release(void *ptr) {
   if (!ptr)
     return;
   State &state = getInitializedState();
-  {
-    std::lock_guard<std::mutex> lock(state.mutex);
-    state.counter.freed(ptr);
-  }
-  REMAT_CHECK(state.api.cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)));
+  std::lock_guard<std::mutex> lock(state.mutex);
+  state.counter.freed(ptr);
+  auto block = state.blockSizes.find(ptr);
+  if (block == state.blockSizes.end())
+    die("free of a pointer the CUDA runtime did not allocate");
+  state.freeBlocks.emplace(block->second, ptr);
+  state.blockSizes.erase(block);
 }
 
 /// How cuBLAS reads one row-major operand of `rows` x `cols` elements with
