@@ -309,7 +309,8 @@ void *allocate(size_t size, bool counted) {
   return address;
 }
 
-/// Returns `ptr` to the blocks allocate() reuses.
+/// Returns `ptr` to the blocks allocate() reuses; beyond eight, the
+/// smallest goes back to the driver.
 void release(void *ptr) {
   if (!ptr)
     return;
@@ -321,6 +322,15 @@ void release(void *ptr) {
     die("free of a pointer the CUDA runtime did not allocate");
   state.freeBlocks.emplace(block->second, ptr);
   state.blockSizes.erase(block);
+  // As the CPU runtime's cache, a few blocks: a step's arena and the
+  // buffers it returns.
+  constexpr size_t kMaxFreeBlocks = 8;
+  if (state.freeBlocks.size() > kMaxFreeBlocks) {
+    auto smallest = state.freeBlocks.begin();
+    REMAT_CHECK(
+        state.api.cuMemFree(reinterpret_cast<CUdeviceptr>(smallest->second)));
+    state.freeBlocks.erase(smallest);
+  }
 }
 
 /// How cuBLAS reads one row-major operand of `rows` x `cols` elements with
