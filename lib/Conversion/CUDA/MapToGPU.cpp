@@ -60,6 +60,19 @@ void createGrid(RewriterBase &rewriter, Location loc, Value numBlocks,
                             {getMapping(rewriter, gpu::Processor::ThreadX)});
 }
 
+/// Splits `linear` into the indices of a row-major iteration space with
+/// trip counts `tripCounts` (outermost first).
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
+                               ArrayRef<Value> tripCounts) {
+  SmallVector<Value> indices(tripCounts.size());
+  Value rest = linear;
+  for (int64_t d = tripCounts.size() - 1; d >= 0; --d) {
+    indices[d] = arith::RemUIOp::create(b, loc, rest, tripCounts[d]);
+    rest = arith::DivUIOp::create(b, loc, rest, tripCounts[d]);
+  }
+  return indices;
+}
+
 /// Replaces the multi-dimensional `loop` by a grid over its linearized
 /// iteration space; each thread recovers its indices by division.
 LogicalResult mapParallelLoop(RewriterBase &rewriter, scf::ParallelOp loop,
@@ -90,17 +103,11 @@ LogicalResult mapParallelLoop(RewriterBase &rewriter, scf::ParallelOp loop,
                                              /*withElseRegion=*/false);
                OpBuilder::InsertionGuard guard(b);
                b.setInsertionPointToStart(ifOp.thenBlock());
-               SmallVector<Value> ivs(tripCounts.size());
-               Value rest = linear;
-               for (int64_t d = tripCounts.size() - 1; d >= 0; --d) {
-                 Value index =
-                     arith::RemUIOp::create(b, loc, rest, tripCounts[d]);
-                 rest = arith::DivUIOp::create(b, loc, rest, tripCounts[d]);
-                 Value scaled =
-                     arith::MulIOp::create(b, loc, index, loop.getStep()[d]);
-                 ivs[d] = arith::AddIOp::create(b, loc, loop.getLowerBound()[d],
-                                                scaled);
-               }
+               SmallVector<Value> ivs = delinearize(b, loc, linear, tripCounts);
+               for (auto [iv, lb, step] :
+                    llvm::zip(ivs, loop.getLowerBound(), loop.getStep()))
+                 iv = arith::AddIOp::create(
+                     b, loc, lb, arith::MulIOp::create(b, loc, iv, step));
                rewriter.inlineBlockBefore(
                    body, ifOp.thenBlock()->getTerminator(), ivs);
              });
@@ -143,19 +150,6 @@ Operation *getBlockReductionCombiner(linalg::LinalgOp op) {
       !arith::getNeutralElement(combiner))
     return nullptr;
   return combiner;
-}
-
-/// Splits `linear` into the indices of `dims` (outermost first) with static
-/// trip counts `ranges`.
-void delinearize(OpBuilder &b, Location loc, Value linear,
-                 ArrayRef<unsigned> dims, ArrayRef<int64_t> ranges,
-                 MutableArrayRef<Value> ivs) {
-  Value rest = linear;
-  for (unsigned dim : llvm::reverse(dims)) {
-    Value range = arith::ConstantIndexOp::create(b, loc, ranges[dim]);
-    ivs[dim] = arith::RemUIOp::create(b, loc, rest, range);
-    rest = arith::DivUIOp::create(b, loc, rest, range);
-  }
 }
 
 /// Applies `map` to `ivs`: the indices an operand is read at.
@@ -222,8 +216,18 @@ LogicalResult mapReductionToBlocks(RewriterBase &rewriter,
   Value shared = launch.getWorkgroupAttributions().front();
   Value threadId = launch.getThreadIds().x;
   Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  // The loops' indices: `dims` (outermost first) from `linear`.
+  auto setIndices = [&](OpBuilder &b, Value linear, ArrayRef<unsigned> dims,
+                        MutableArrayRef<Value> ivs) {
+    SmallVector<Value> tripCounts;
+    for (unsigned dim : dims)
+      tripCounts.push_back(arith::ConstantIndexOp::create(b, loc, ranges[dim]));
+    for (auto [dim, index] :
+         llvm::zip(dims, delinearize(b, loc, linear, tripCounts)))
+      ivs[dim] = index;
+  };
   SmallVector<Value> ivs(ranges.size(), zero);
-  delinearize(rewriter, loc, launch.getBlockIds().x, parallelDims, ranges, ivs);
+  setIndices(rewriter, launch.getBlockIds().x, parallelDims, ivs);
 
   // This thread's terms: threadId, threadId + blockSize, ... in the order
   // of the reduction loops.
@@ -237,7 +241,7 @@ LogicalResult mapReductionToBlocks(RewriterBase &rewriter,
       ValueRange{neutral},
       [&](OpBuilder &b, Location loc, Value linear, ValueRange iterArgs) {
         SmallVector<Value> termIvs(ivs);
-        delinearize(b, loc, linear, reductionDims, ranges, termIvs);
+        setIndices(b, linear, reductionDims, termIvs);
         IRMapping mapping;
         for (OpOperand *input : op.getDpsInputOperands()) {
           Value value = input->get();
