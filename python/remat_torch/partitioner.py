@@ -863,6 +863,7 @@ def _refine_for_eager(torch, graph, bwd, saved, modules, close, build, num_fwd_o
             held.update(storages(n))
         return sum(held.values())
 
+    order = {n: i for i, n in enumerate(graph.nodes)}
     allowance = max(recompute_flops(modules[1]),
                     (1.0 - float(budget)) * sum(map(node_flops, forward.values())))
     # Lexicographic: the peak, then the saved bytes (changes that each
@@ -873,7 +874,9 @@ def _refine_for_eager(torch, graph, bwd, saved, modules, close, build, num_fwd_o
     changed = True
     while changed:
         changed = False
-        for node in sorted(saved, key=lambda n: -saved_bytes([n])):
+        # The graph's order breaks ties, so that a step gets the same plan
+        # in every process (a set's order follows the nodes' addresses).
+        for node in sorted(saved, key=lambda n: (-saved_bytes([n]), order[n])):
             if node.op != "call_function" or node in pinned:
                 continue
             # The node's saved views go with it (they would keep it).
