@@ -2,7 +2,8 @@
 //-*-===//
 //
 // The live allocations and counters that remat's CPU and CUDA allocators
-// keep, so that a host reads the same figures from either target.
+// keep, so that a host reads the same figures from either target, and the
+// freed blocks both keep for reuse.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace remat::runtime {
 
@@ -66,6 +69,44 @@ public:
 private:
   std::unordered_map<const void *, size_t> live;
   AllocStats stats;
+};
+
+/// Freed blocks kept for the next allocation of the same size, at most
+/// kMaxBlocks, the oldest given back first. A step allocates its arena and
+/// its returned buffers anew on every call, and a fresh allocation is
+/// mapped page by page as it is first touched (glibc's mmap of a large
+/// block, the driver's managed memory); a cached block is free to the
+/// counter, so counted bytes do not change. Not synchronized, as the
+/// counter.
+class BlockCache {
+public:
+  static constexpr size_t kMaxBlocks = 8;
+
+  /// Takes a kept block of `size` bytes, or returns null.
+  void *take(size_t size) {
+    auto it =
+        std::find_if(blocks.begin(), blocks.end(),
+                     [&](const auto &block) { return block.second == size; });
+    if (it == blocks.end())
+      return nullptr;
+    void *ptr = it->first;
+    blocks.erase(it);
+    return ptr;
+  }
+
+  /// Keeps `ptr` of `size` bytes; returns the block to give back now (the
+  /// oldest, when more than kMaxBlocks are kept), or null.
+  void *keep(void *ptr, size_t size) {
+    blocks.emplace_back(ptr, size);
+    if (blocks.size() <= kMaxBlocks)
+      return nullptr;
+    void *oldest = blocks.front().first;
+    blocks.erase(blocks.begin());
+    return oldest;
+  }
+
+private:
+  std::vector<std::pair<void *, size_t>> blocks;
 };
 
 } // namespace remat::runtime

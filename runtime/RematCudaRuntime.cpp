@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RematCudaRuntime.h"
+#include "Gemm.h"
 
 #include <cublas_v2.h>
 #include <cuda.h>
@@ -20,6 +21,8 @@
 #include <vector>
 
 using namespace remat::cuda;
+using remat::runtime::GemmLayout;
+using remat::runtime::getGemmLayout;
 
 namespace {
 
@@ -80,12 +83,12 @@ struct State {
   bool profile = false;
   std::map<void *, std::string> kernelNames;
   std::map<void *, int> moduleIndices;
-  // Every block allocate() handed out, by address, and the freed ones by
-  // size, which it hands out again.
-  std::map<void *, size_t> blockSizes;
-  std::multimap<size_t, void *> freeBlocks;
   std::string timedName;
   std::map<std::string, std::pair<double, int64_t>> profileByName;
+  // Every block allocate() handed out, counted or not, by address, and the
+  // freed ones it hands out again.
+  std::map<void *, size_t> blockSizes;
+  remat::runtime::BlockCache freeBlocks;
 };
 
 State &getState() {
@@ -270,22 +273,16 @@ void synchronizeStream(State &state) {
 }
 
 /// Device memory for `size` bytes: a block of that size freed earlier if
-/// there is one, else a new managed allocation. A step allocates its arena
-/// each time it runs, and a new managed allocation is mapped onto the
-/// device page by page as kernels first touch it (a fault per page), so
-/// blocks are kept and reused, as PyTorch's caching allocator does; the
-/// counter sees each allocation and free as the step makes them.
+/// there is one (BlockCache: a new managed allocation is mapped onto the
+/// device page by page as kernels first touch it), else a new managed
+/// allocation.
 void *allocate(size_t size, bool counted) {
   State &state = getInitializedState();
   size_t bytes = std::max<size_t>(size, 1);
   void *address = nullptr;
   {
     std::lock_guard<std::mutex> lock(state.mutex);
-    auto cached = state.freeBlocks.find(bytes);
-    if (cached != state.freeBlocks.end()) {
-      address = cached->second;
-      state.freeBlocks.erase(cached);
-    }
+    address = state.freeBlocks.take(bytes);
   }
   if (!address) {
     CUdeviceptr ptr = 0;
@@ -309,8 +306,8 @@ void *allocate(size_t size, bool counted) {
   return address;
 }
 
-/// Returns `ptr` to the blocks allocate() reuses; beyond eight, the
-/// smallest goes back to the driver.
+/// Returns `ptr` to the blocks allocate() reuses; beyond BlockCache's
+/// limit, the oldest goes back to the driver.
 void release(void *ptr) {
   if (!ptr)
     return;
@@ -320,37 +317,27 @@ void release(void *ptr) {
   auto block = state.blockSizes.find(ptr);
   if (block == state.blockSizes.end())
     die("free of a pointer the CUDA runtime did not allocate");
-  state.freeBlocks.emplace(block->second, ptr);
+  void *evicted = state.freeBlocks.keep(ptr, block->second);
   state.blockSizes.erase(block);
-  // As the CPU runtime's cache, a few blocks: a step's arena and the
-  // buffers it returns.
-  constexpr size_t kMaxFreeBlocks = 8;
-  if (state.freeBlocks.size() > kMaxFreeBlocks) {
-    auto smallest = state.freeBlocks.begin();
-    REMAT_CHECK(
-        state.api.cuMemFree(reinterpret_cast<CUdeviceptr>(smallest->second)));
-    state.freeBlocks.erase(smallest);
-  }
+  if (evicted)
+    REMAT_CHECK(state.api.cuMemFree(reinterpret_cast<CUdeviceptr>(evicted)));
 }
 
-/// How cuBLAS reads one row-major operand of `rows` x `cols` elements with
-/// strides (`rowStride`, `colStride`): as it is (inner stride 1, leading
-/// dimension the row stride) or as the transposed view of a row-major buffer
-/// (row stride 1, leading dimension the column stride). A dimension of 1 may
-/// come with any stride.
-struct GemmOperand {
-  cublasOperation_t op;
-  int64_t ld;
-};
+/// How cuBLAS reads one operand: in column-major terms a row-major
+/// operand is its own transpose (CUBLAS_OP_N in C^T = B^T A^T), a
+/// transposed view is not (CUBLAS_OP_T).
+GemmLayout getGemmOperand(int64_t rows, int64_t cols, const int64_t *strides,
+                          const char *name) {
+  std::optional<GemmLayout> layout =
+      getGemmLayout(rows, cols, strides[0], strides[1]);
+  if (!layout)
+    die(std::string("cuBLAS matmul: operand ") + name +
+        " has neither contiguous rows nor contiguous columns");
+  return *layout;
+}
 
-GemmOperand getGemmOperand(int64_t rows, int64_t cols, int64_t rowStride,
-                           int64_t colStride, const char *name) {
-  if (colStride == 1 || cols == 1)
-    return {CUBLAS_OP_N, std::max<int64_t>({rowStride, cols, 1})};
-  if (rowStride == 1 || rows == 1)
-    return {CUBLAS_OP_T, std::max<int64_t>({colStride, rows, 1})};
-  die(std::string("cuBLAS matmul: operand ") + name +
-      " has neither a unit row nor a unit column stride");
+cublasOperation_t getCublasOp(const GemmLayout &layout) {
+  return layout.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
 }
 
 /// C += A * B for A (m x k), B (k x n) and row-major C (m x n), `batch`
@@ -363,24 +350,26 @@ void gemm(const float *a, const int64_t *aStrides, int64_t strideA,
           int64_t k, int64_t batch) {
   if (m == 0 || n == 0 || batch == 0)
     return;
-  if (cStrides[1] != 1 && n != 1)
+  GemmLayout opA = getGemmOperand(m, k, aStrides, "A");
+  GemmLayout opB = getGemmOperand(k, n, bStrides, "B");
+  GemmLayout opC = getGemmOperand(m, n, cStrides, "C");
+  if (opC.transposed)
     die("cuBLAS matmul on a result with a non-unit innermost stride");
-  GemmOperand opA = getGemmOperand(m, k, aStrides[0], aStrides[1], "A");
-  GemmOperand opB = getGemmOperand(k, n, bStrides[0], bStrides[1], "B");
-  int64_t ldc = std::max<int64_t>({cStrides[0], n, 1});
   State &state = getInitializedState();
   const float one = 1.0f;
   if (state.profile)
     state.timedName = batch == 1 ? "cublasSgemm" : "cublasSgemmStridedBatched";
   beginTimed(state);
   if (batch == 1)
-    checkCublas(state.api.cublasSgemm(state.cublas, opB.op, opA.op, n, m, k,
-                                      &one, b, opB.ld, a, opA.ld, &one, c, ldc),
+    checkCublas(state.api.cublasSgemm(
+                    state.cublas, getCublasOp(opB), getCublasOp(opA), n, m, k,
+                    &one, b, opB.leading, a, opA.leading, &one, c, opC.leading),
                 "cublasSgemm");
   else
     checkCublas(state.api.cublasSgemmStridedBatched(
-                    state.cublas, opB.op, opA.op, n, m, k, &one, b, opB.ld,
-                    strideB, a, opA.ld, strideA, &one, c, ldc, strideC, batch),
+                    state.cublas, getCublasOp(opB), getCublasOp(opA), n, m, k,
+                    &one, b, opB.leading, strideB, a, opA.leading, strideA,
+                    &one, c, opC.leading, strideC, batch),
                 "cublasSgemmStridedBatched");
   endTimed(state);
   synchronizeStream(state);

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RematRuntime.h"
+#include "Gemm.h"
 #include "ThreadPool.h"
 
 #include <cblas.h>
@@ -28,14 +29,10 @@ namespace {
 constexpr size_t kAlignment = 64;
 
 /// Freed blocks of at least this many bytes are kept for the next
-/// allocation of the same rounded size, at most kMaxCachedBlocks of them:
-/// a step allocates its arena and its returned buffers anew on every call,
-/// and glibc maps blocks this large afresh (page faults on every first
-/// touch) until its adaptive threshold catches up, which made the first
-/// runs of a step up to 1.6x slower than the later ones. Counted bytes are
-/// unchanged: a cached block is free to the counter.
+/// allocation of the same rounded size (BlockCache): glibc maps blocks this
+/// large afresh until its adaptive threshold catches up, which made the
+/// first runs of a step up to 1.6x slower than the later ones.
 constexpr size_t kMinCachedBytes = size_t(128) << 10;
-constexpr size_t kMaxCachedBlocks = 8;
 #if defined(__SANITIZE_ADDRESS__)
 // ASan must see every free to report a use after it.
 constexpr bool kCacheBlocks = false;
@@ -46,31 +43,8 @@ constexpr bool kCacheBlocks = true;
 struct Allocator {
   std::mutex mutex;
   AllocationCounter counter;
-  /// Freed blocks (pointer, rounded size) of kAlignment, oldest first.
-  std::vector<std::pair<void *, size_t>> cached;
-
-  /// Takes a cached block of `rounded` bytes, or returns null.
-  void *takeCached(size_t rounded) {
-    auto it =
-        std::find_if(cached.begin(), cached.end(), [&](const auto &block) {
-          return block.second == rounded;
-        });
-    if (it == cached.end())
-      return nullptr;
-    void *ptr = it->first;
-    cached.erase(it);
-    return ptr;
-  }
-  /// Keeps `ptr` for reuse; returns the block to free now (the oldest when
-  /// the cache is full), or null.
-  void *cache(void *ptr, size_t rounded) {
-    cached.emplace_back(ptr, rounded);
-    if (cached.size() <= kMaxCachedBlocks)
-      return nullptr;
-    void *oldest = cached.front().first;
-    cached.erase(cached.begin());
-    return oldest;
-  }
+  /// Freed blocks of kAlignment, by rounded size.
+  BlockCache cached;
 };
 
 size_t roundToAlignment(size_t size, size_t alignment) {
@@ -115,7 +89,7 @@ extern "C" void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
   Allocator &allocator = getAllocator();
   std::lock_guard<std::mutex> lock(allocator.mutex);
   if (kCacheBlocks && alignment == kAlignment && rounded >= kMinCachedBytes)
-    ptr = allocator.takeCached(rounded);
+    ptr = allocator.cached.take(rounded);
   if (!ptr)
     if (int error = posix_memalign(&ptr, alignment, rounded))
       failAllocation(size, alignment, std::strerror(error));
@@ -158,29 +132,12 @@ extern "C" void _mlir_memref_to_llvm_free(void *ptr) {
     // was not allocated here with kAlignment.
     size_t rounded = roundToAlignment(size, kAlignment);
     if (kCacheBlocks && size != 0 && rounded >= kMinCachedBytes)
-      ptr = allocator.cache(ptr, rounded);
+      ptr = allocator.cached.keep(ptr, rounded);
   }
   free(ptr);
 }
 
 namespace {
-
-/// How sgemm reads a rows x cols operand with the given strides: as it is
-/// (contiguous rows), transposed (contiguous columns, a transposed view), or
-/// not at all. Sets `leading` to its leading dimension.
-std::optional<CBLAS_TRANSPOSE> getBlasLayout(int64_t rowStride,
-                                             int64_t colStride, int64_t rows,
-                                             int64_t cols, int64_t &leading) {
-  if (colStride == 1 && rowStride >= std::max<int64_t>(1, cols)) {
-    leading = rowStride;
-    return CblasNoTrans;
-  }
-  if (rowStride == 1 && colStride >= std::max<int64_t>(1, rows)) {
-    leading = colStride;
-    return CblasTrans;
-  }
-  return std::nullopt;
-}
 
 /// C += A * B for one matrix; `sgemm` when each operand's rows or (for A
 /// and B) columns are contiguous.
@@ -188,15 +145,19 @@ void matmul(const float *a, int64_t aRowStride, int64_t aColStride,
             const float *b, int64_t bRowStride, int64_t bColStride, float *c,
             int64_t cRowStride, int64_t cColStride, int64_t m, int64_t n,
             int64_t k) {
-  int64_t lda = 0, ldb = 0;
-  std::optional<CBLAS_TRANSPOSE> aLayout =
-      getBlasLayout(aRowStride, aColStride, m, k, lda);
-  std::optional<CBLAS_TRANSPOSE> bLayout =
-      getBlasLayout(bRowStride, bColStride, k, n, ldb);
-  if (aLayout && bLayout && cColStride == 1 &&
-      cRowStride >= std::max<int64_t>(1, n)) {
-    cblas_sgemm(CblasRowMajor, *aLayout, *bLayout, m, n, k, 1.0f, a, lda, b,
-                ldb, 1.0f, c, cRowStride);
+  std::optional<GemmLayout> aLayout =
+      getGemmLayout(m, k, aRowStride, aColStride);
+  std::optional<GemmLayout> bLayout =
+      getGemmLayout(k, n, bRowStride, bColStride);
+  std::optional<GemmLayout> cLayout =
+      getGemmLayout(m, n, cRowStride, cColStride);
+  if (aLayout && bLayout && cLayout && !cLayout->transposed) {
+    auto op = [](const GemmLayout &layout) {
+      return layout.transposed ? CblasTrans : CblasNoTrans;
+    };
+    cblas_sgemm(CblasRowMajor, op(*aLayout), op(*bLayout), m, n, k, 1.0f, a,
+                aLayout->leading, b, bLayout->leading, 1.0f, c,
+                cLayout->leading);
     return;
   }
   for (int64_t i = 0; i < m; ++i)
