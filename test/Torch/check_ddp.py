@@ -104,12 +104,27 @@ def main():
     ref_model = single._orig_mod
     ref = train(single, x, target, args.steps)
 
-    with tempfile.TemporaryDirectory() as tmp:
-        init = "file://" + os.path.join(tmp, "rendezvous")
-        out = os.path.join(tmp, "rank0.pt")
-        mp.start_processes(worker, args=(args.mode, args.steps, args.policy, init, out),
-                           nprocs=WORLD, start_method="spawn")
-        got = torch.load(out)
+    # A worker killed by a signal gets one more try: in a CI run of this
+    # session a gloo worker under FSDP aborted inside PyTorch's C++
+    # ("terminate called without an active exception"), and the same test
+    # passed the next four times; a worker that fails by raising, or fails
+    # twice, fails the test.
+    for attempt in (1, 2):
+        with tempfile.TemporaryDirectory() as tmp:
+            init = "file://" + os.path.join(tmp, "rendezvous")
+            out = os.path.join(tmp, "rank0.pt")
+            try:
+                mp.start_processes(worker, args=(args.mode, args.steps, args.policy,
+                                                 init, out),
+                                   nprocs=WORLD, start_method="spawn")
+            except mp.ProcessExitedException as err:
+                if attempt == 2 or err.signal_name is None:
+                    raise
+                print(f"check_ddp: {err}; running the processes once more",
+                      file=sys.stderr)
+                continue
+            got = torch.load(out)
+            break
     worst = max(rel(a, b) for a, b in zip(got["losses"], ref))
     worst_p = max(rel(p, q) for p, q in zip(got["params"], ref_model.parameters()))
     ok = worst <= 1e-5 and worst_p <= 1e-5 and got["recomputed"] > 0
