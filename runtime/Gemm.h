@@ -35,8 +35,7 @@ inline std::optional<GemmLayout> getGemmLayout(int64_t rows, int64_t cols,
                       rows == 1 ? std::max<int64_t>(1, cols) : rowStride};
   if ((rows == 1 || rowStride == 1) &&
       (cols == 1 || colStride >= std::max<int64_t>(1, rows)))
-    return GemmLayout{true,
-                      cols == 1 ? std::max<int64_t>(1, rows) : colStride};
+    return GemmLayout{true, cols == 1 ? std::max<int64_t>(1, rows) : colStride};
   return std::nullopt;
 }
 
