@@ -7,6 +7,7 @@
 
 #include "RematRuntime.h"
 #include "Gemm.h"
+#include "Sgemm.h"
 #include "ThreadPool.h"
 
 #include <cblas.h>
@@ -139,18 +140,24 @@ extern "C" void _mlir_memref_to_llvm_free(void *ptr) {
 
 namespace {
 
-/// C += A * B for one matrix; `sgemm` when each operand's rows or (for A
-/// and B) columns are contiguous.
+/// C += A * B for one matrix: remat's own kernel (Sgemm.h) on hosts with
+/// AVX-512 when C's rows are contiguous, `sgemm` elsewhere when each
+/// operand's rows or (for A and B) columns are.
 void matmul(const float *a, int64_t aRowStride, int64_t aColStride,
             const float *b, int64_t bRowStride, int64_t bColStride, float *c,
             int64_t cRowStride, int64_t cColStride, int64_t m, int64_t n,
             int64_t k) {
+  std::optional<GemmLayout> cLayout =
+      getGemmLayout(m, n, cRowStride, cColStride);
+  if (cLayout && !cLayout->transposed && hasNativeSgemm()) {
+    nativeSgemm(m, n, k, a, aRowStride, aColStride, b, bRowStride, bColStride,
+                c, cLayout->leading);
+    return;
+  }
   std::optional<GemmLayout> aLayout =
       getGemmLayout(m, k, aRowStride, aColStride);
   std::optional<GemmLayout> bLayout =
       getGemmLayout(k, n, bRowStride, bColStride);
-  std::optional<GemmLayout> cLayout =
-      getGemmLayout(m, n, cRowStride, cColStride);
   if (aLayout && bLayout && cLayout && !cLayout->transposed) {
     auto op = [](const GemmLayout &layout) {
       return layout.transposed ? CblasTrans : CblasNoTrans;
@@ -334,11 +341,14 @@ ConvShape getConvShape(const char *kernel, const View &image,
 }
 
 /// Copies the image positions of filter taps [tap0, tap0 + taps) and output
-/// pixels [pixel0, pixel0 + pixels) of image (n, g) into `columns`, a
-/// taps x pixels row-major matrix (one im2col tile).
+/// pixels [pixel0, pixel0 + pixels) of image (n, g) into one im2col tile,
+/// run by run: `copyRun(row, pixel, from, count, step)` stores `count`
+/// image elements `step` apart from `from` as those of tap tap0 + row at
+/// pixels pixel0 + pixel on. Runs are image rows, often a few floats.
+template <typename CopyRunFn>
 void packImageTile(const View &image, const ConvShape &shape, int64_t n,
                    int64_t g, int64_t tap0, int64_t taps, int64_t pixel0,
-                   int64_t pixels, float *columns) {
+                   int64_t pixels, CopyRunFn copyRun) {
   const float *base = image.data + n * image.strides[0] + g * image.strides[1];
   int64_t rowStep = shape.strideH * image.strides[3];
   int64_t colStep = shape.strideW * image.strides[4];
@@ -349,24 +359,27 @@ void packImageTile(const View &image, const ConvShape &shape, int64_t n,
     const float *source = base + c * image.strides[2] +
                           kh * shape.dilationH * image.strides[3] +
                           kw * shape.dilationW * image.strides[4];
-    float *target = columns + row * pixels;
     int64_t oh = pixel0 / shape.ow, ow = pixel0 % shape.ow;
     for (int64_t done = 0; done < pixels;) {
       int64_t run = std::min(shape.ow - ow, pixels - done);
-      // Runs are image rows, often a few floats: a loop, not memcpy calls.
-      const float *from = source + oh * rowStep + ow * colStep;
-      float *to = target + done;
-      if (colStep == 1)
-        for (int64_t i = 0; i < run; ++i)
-          to[i] = from[i];
-      else
-        for (int64_t i = 0; i < run; ++i)
-          to[i] = from[i * colStep];
+      copyRun(row, done, source + oh * rowStep + ow * colStep, run, colStep);
       done += run;
       ow = 0;
       ++oh;
     }
   }
+}
+
+/// to[i * toStep] = from[i * step] for i in [0, count): a loop, not memcpy
+/// calls, for runs of a few floats.
+inline void copyStrided(float *to, int64_t toStep, const float *from,
+                        int64_t count, int64_t step) {
+  if (toStep == 1 && step == 1)
+    for (int64_t i = 0; i < count; ++i)
+      to[i] = from[i];
+  else
+    for (int64_t i = 0; i < count; ++i)
+      to[i * toStep] = from[i * step];
 }
 
 /// How the kernels tile a convolution for sgemm: taps x pixels im2col tiles
@@ -375,7 +388,14 @@ struct Tiling {
   int64_t taps, pixels;
 };
 
-Tiling getTiling(const ConvShape &shape, bool filterGrad) {
+int64_t roundUpToPanel(int64_t columns) {
+  return (columns + kPanelColumns - 1) / kPanelColumns * kPanelColumns;
+}
+
+/// With `packed` (the native kernel's panels, Sgemm.h), the tile's B
+/// columns (pixels, or taps for a filter gradient) are padded to whole
+/// panels, which must fit the scratch too.
+Tiling getTiling(const ConvShape &shape, bool filterGrad, bool packed) {
   int64_t taps = std::min(shape.taps(), kMaxTileTaps);
   // A filter gradient's units are its groups' tap tiles (each packs its own
   // taps): fewer than kMinUnits take smaller tap tiles.
@@ -385,7 +405,12 @@ Tiling getTiling(const ConvShape &shape, bool filterGrad) {
     taps = std::max(std::min(taps, kMinTileTaps),
                     (shape.taps() + wanted - 1) / wanted);
   }
-  int64_t pixels = std::min(shape.pixels(), kScratchFloats / taps);
+  int64_t storedTaps = packed && filterGrad ? roundUpToPanel(taps) : taps;
+  int64_t pixels = std::min(shape.pixels(), kScratchFloats / storedTaps);
+  // Balanced tiles are no wider than `pixels`, so whole panels of that
+  // many pixels bound them.
+  if (packed && !filterGrad && pixels > kPanelColumns)
+    pixels = pixels / kPanelColumns * kPanelColumns;
   int64_t tiles = (shape.pixels() + pixels - 1) / pixels;
   return {taps, (shape.pixels() + tiles - 1) / tiles};
 }
@@ -503,46 +528,115 @@ Matrix getResponseMatrix(const View &response, const ConvShape &s, int64_t n,
           getRowStride(s.f, response.strides[2], s.pixels(), 1), 1};
 }
 
+/// C += A * B with B packed in the native kernel's panels (Sgemm.h), cut
+/// into blocks of C's rows, or of its columns in whole panels, as
+/// matmulBlocked cuts a product when `blocked`.
+void matmulPacked(bool blocked, const float *a, int64_t aRowStride,
+                  int64_t aColStride, const float *b, float *c,
+                  int64_t cRowStride, int64_t m, int64_t n, int64_t k) {
+  bool byRows = m >= n;
+  int64_t extent = byRows ? m : n;
+  int64_t blocks =
+      !blocked || m * n * k < kMinBlockedWork
+          ? 1
+          : std::clamp<int64_t>(extent / kMinBlockExtent, 1, kMaxBlocks);
+  if (blocks == 1) {
+    nativeSgemmPacked(m, n, k, a, aRowStride, aColStride, b, c, cRowStride);
+    return;
+  }
+  int64_t size = (extent + blocks - 1) / blocks;
+  if (!byRows)
+    size = roundUpToPanel(size);
+  getThreadPool().parallelFor(blocks, [&](int64_t block) {
+    int64_t first = block * size, count = std::min(size, extent - first);
+    if (count <= 0)
+      return;
+    if (byRows)
+      nativeSgemmPacked(count, n, k, a + first * aRowStride, aRowStride,
+                        aColStride, b, c + first * cRowStride, cRowStride);
+    else
+      nativeSgemmPacked(m, count, k, a, aRowStride, aColStride,
+                        b + getPackedIndex(k, 0, first), c + first, cRowStride);
+  });
+}
+
+/// How forEachGemm's callbacks multiply: through `gemm` (matmulBlocked
+/// with fewer than kMinUnits units, else matmul) on a row-major im2col
+/// tile, or, `packed`, through matmulPacked on a tile in the native
+/// kernel's panels.
+struct ConvGemm {
+  MatmulFn gemm;
+  bool packed;
+  bool blocked() const { return gemm == matmulBlocked; }
+};
+
 /// Runs a convolution (or its filter gradient) as GEMMs: `whole(n, g, b,
 /// gemm)` when the image is a C x P matrix already (a 1x1 filter, unit
 /// stride; `b` its data), otherwise `tile(n, g, pixel0, pixels, tap0, taps,
 /// tile, gemm)` for each im2col tile packed into a stack buffer (no heap: the
-/// memory plan stays exact). The pool's units own disjoint parts of the output,
-/// and a unit makes its calls in the order one thread makes them: for a
-/// response (`filterGrad` false) a unit is a pixel tile of image (n, g),
-/// over its tap tiles in order; for a filter gradient, a tap tile of group
-/// g, over images and then pixel tiles in order. With fewer than kMinUnits
-/// units, `gemm` is matmulBlocked, else matmul. The units depend on the
-/// shapes alone.
+/// memory plan stays exact). A tile is taps x pixels, row-major, or on hosts
+/// with the native kernel in its panels: B of the response's product
+/// (taps x pixels) or of the filter gradient's (pixels x taps). The pool's
+/// units own disjoint parts of the output, and a unit makes its calls in
+/// the order one thread makes them: for a response (`filterGrad` false) a
+/// unit is a pixel tile of image (n, g), over its tap tiles in order; for a
+/// filter gradient, a tap tile of group g, over images and then pixel tiles
+/// in order. The units depend on the shapes alone.
 template <typename WholeFn, typename TileFn>
 void forEachGemm(const View &image, const ConvShape &s, bool filterGrad,
                  WholeFn whole, TileFn tile) {
   bool imageMatrix = isImageMatrix(image, s);
-  Tiling tiling = getTiling(s, filterGrad);
+  bool packed = hasNativeSgemm();
+  Tiling tiling = getTiling(s, filterGrad, packed);
   int64_t pixelTiles = (s.pixels() + tiling.pixels - 1) / tiling.pixels;
   int64_t tapTiles = (s.taps() + tiling.taps - 1) / tiling.taps;
   auto imageData = [&](int64_t n, int64_t g) {
     return image.data + n * image.strides[0] + g * image.strides[1];
   };
-  auto gemmFor = [](int64_t units) -> MatmulFn {
-    return units < kMinUnits ? matmulBlocked : matmul;
-  };
-  MatmulFn gemm =
-      gemmFor(filterGrad ? s.g * (imageMatrix ? 1 : tapTiles)
-                         : s.n * s.g * (imageMatrix ? 1 : pixelTiles));
+  int64_t units = filterGrad ? s.g * (imageMatrix ? 1 : tapTiles)
+                             : s.n * s.g * (imageMatrix ? 1 : pixelTiles);
+  ConvGemm gemm{units < kMinUnits ? matmulBlocked : matmul, packed};
   auto runTile = [&](int64_t n, int64_t g, int64_t pixelTile, int64_t tapTile,
                      float *scratch) {
     int64_t pixel0 = pixelTile * tiling.pixels, tap0 = tapTile * tiling.taps;
     int64_t pixels = std::min(tiling.pixels, s.pixels() - pixel0);
     int64_t taps = std::min(tiling.taps, s.taps() - tap0);
-    packImageTile(image, s, n, g, tap0, taps, pixel0, pixels, scratch);
+    if (!packed)
+      packImageTile(image, s, n, g, tap0, taps, pixel0, pixels,
+                    [&](int64_t row, int64_t pixel, const float *from,
+                        int64_t count, int64_t step) {
+                      copyStrided(scratch + row * pixels + pixel, 1, from,
+                                  count, step);
+                    });
+    else if (!filterGrad)
+      // Pixels are B's columns: a run is cut where a panel ends.
+      packImageTile(image, s, n, g, tap0, taps, pixel0, pixels,
+                    [&](int64_t row, int64_t pixel, const float *from,
+                        int64_t count, int64_t step) {
+                      while (count > 0) {
+                        int64_t part = std::min(
+                            count, kPanelColumns - pixel % kPanelColumns);
+                        copyStrided(scratch + getPackedIndex(taps, row, pixel),
+                                    1, from, part, step);
+                        pixel += part, from += part * step, count -= part;
+                      }
+                    });
+    else
+      // Pixels are B's rows, a panel's width apart.
+      packImageTile(image, s, n, g, tap0, taps, pixel0, pixels,
+                    [&](int64_t row, int64_t pixel, const float *from,
+                        int64_t count, int64_t step) {
+                      copyStrided(scratch + getPackedIndex(pixels, pixel, row),
+                                  kPanelColumns, from, count, step);
+                    });
     tile(n, g, pixel0, pixels, tap0, taps, scratch, gemm);
   };
   ThreadPool &pool = getThreadPool();
   if (!filterGrad) {
     if (imageMatrix) {
       pool.parallelFor(s.n * s.g, [&](int64_t unit) {
-        whole(unit / s.g, unit % s.g, imageData(unit / s.g, unit % s.g), gemm);
+        whole(unit / s.g, unit % s.g, imageData(unit / s.g, unit % s.g),
+              gemm.gemm);
       });
       return;
     }
@@ -557,7 +651,7 @@ void forEachGemm(const View &image, const ConvShape &s, bool filterGrad,
   if (imageMatrix) {
     pool.parallelFor(s.g, [&](int64_t g) {
       for (int64_t n = 0; n < s.n; ++n)
-        whole(n, g, imageData(n, g), gemm);
+        whole(n, g, imageData(n, g), gemm.gemm);
     });
     return;
   }
@@ -599,11 +693,17 @@ _mlir_ciface_remat_conv2d_f32(StridedMemRefType<float, 5> *imageMemRef,
              c.rowStride, 1, s.f, s.pixels(), s.c);
       },
       [&](int64_t n, int64_t g, int64_t pixel0, int64_t pixels, int64_t tap0,
-          int64_t taps, const float *tile, MatmulFn gemm) {
+          int64_t taps, const float *tile, ConvGemm gemm) {
         Matrix a = getFilterMatrix(filter, s, g);
         Matrix c = getResponseMatrix(response, s, n, g);
-        gemm(a.data + tap0 * a.colStride, a.rowStride, a.colStride, tile,
-             pixels, 1, c.data + pixel0, c.rowStride, 1, s.f, pixels, taps);
+        if (gemm.packed)
+          matmulPacked(gemm.blocked(), a.data + tap0 * a.colStride, a.rowStride,
+                       a.colStride, tile, c.data + pixel0, c.rowStride, s.f,
+                       pixels, taps);
+        else
+          gemm.gemm(a.data + tap0 * a.colStride, a.rowStride, a.colStride, tile,
+                    pixels, 1, c.data + pixel0, c.rowStride, 1, s.f, pixels,
+                    taps);
       });
 }
 
@@ -634,12 +734,16 @@ extern "C" void _mlir_ciface_remat_conv2d_filter_grad_f32(
              1, s.f, s.c, s.pixels());
       },
       [&](int64_t n, int64_t g, int64_t pixel0, int64_t pixels, int64_t tap0,
-          int64_t taps, const float *tile, MatmulFn gemm) {
+          int64_t taps, const float *tile, ConvGemm gemm) {
         Matrix c = getFilterMatrix(filter, s, g);
         Matrix a = getResponseMatrix(response, s, n, g);
-        // The tile read transposed: pixels x taps, unit row stride.
-        gemm(a.data + pixel0, a.rowStride, 1, tile, 1, pixels, c.data + tap0,
-             c.rowStride, 1, s.f, taps, pixels);
+        if (gemm.packed)
+          matmulPacked(gemm.blocked(), a.data + pixel0, a.rowStride, 1, tile,
+                       c.data + tap0, c.rowStride, s.f, taps, pixels);
+        else
+          // The tile read transposed: pixels x taps, unit row stride.
+          gemm.gemm(a.data + pixel0, a.rowStride, 1, tile, 1, pixels,
+                    c.data + tap0, c.rowStride, 1, s.f, taps, pixels);
       });
 }
 

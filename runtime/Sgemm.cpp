@@ -1,0 +1,250 @@
+//===- Sgemm.cpp - remat's own f32 GEMM for AVX-512 hosts -----------------===//
+//
+// The loops are Goto's: columns of C in blocks of kBlockN, k in blocks of
+// kBlockK (B's block packed once, kept in the last-level cache), rows in
+// blocks of kBlockM (A's block packed, kept in L2), then kTileN-column
+// panels of B (in L1) against kTileM-row panels of A. The register tile
+// sums its products over one k block from 0, in k order, and adds the sum
+// to C: each element of C gets the same sums in the same order whatever
+// the blocking of rows and columns, so results do not depend on how a
+// caller cuts a product's rows or columns. (A chain of fused multiply-adds
+// from C itself would carry its error over all of k: ResNet-18's filter
+// gradients drifted past 1e-4 of PyTorch's that way.)
+//
+//===----------------------------------------------------------------------===//
+
+#include "Sgemm.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+using namespace remat::runtime;
+
+namespace {
+
+/// The register tile: kTileM rows of C, kTileN columns (two 16-float
+/// vectors), 16 accumulators.
+constexpr int64_t kTileM = 8;
+constexpr int64_t kTileN = 32;
+/// Cache blocks. A kBlockK x kTileN panel of B is 32 KiB (L1), a kBlockM x
+/// kBlockK block of A 256 KiB (L2), a kBlockK x kBlockN block of B 2 MiB.
+constexpr int64_t kBlockK = kSgemmBlockK;
+constexpr int64_t kBlockM = 256;
+constexpr int64_t kBlockN = 2048;
+
+/// A 64-byte aligned float buffer that grows to the largest size asked of
+/// it; one per thread for each operand's packed block.
+class PackBuffer {
+public:
+  float *get(int64_t floats) {
+    if (floats > capacity) {
+      size_t bytes = (size_t(floats) * sizeof(float) + 63) / 64 * 64;
+      data.reset(static_cast<float *>(std::aligned_alloc(64, bytes)));
+      if (!data)
+        std::abort();
+      capacity = floats;
+    }
+    return data.get();
+  }
+
+private:
+  struct Free {
+    void operator()(float *ptr) const { std::free(ptr); }
+  };
+  std::unique_ptr<float, Free> data;
+  int64_t capacity = 0;
+};
+
+/// Copies rows [0, rows) x k-range [0, depth) of A into kTileM-row panels:
+/// panel p holds, for each l, A(p * kTileM + r, l) for r in [0, kTileM),
+/// with zeros past the last row.
+void packA(int64_t rows, int64_t depth, const float *a, int64_t rowStride,
+           int64_t colStride, float *out) {
+  for (int64_t row0 = 0; row0 < rows; row0 += kTileM) {
+    int64_t count = std::min(kTileM, rows - row0);
+    float *panel = out + row0 * depth;
+    if (count < kTileM)
+      std::memset(panel, 0, sizeof(float) * kTileM * depth);
+    if (colStride == 1 || rowStride != 1) {
+      for (int64_t r = 0; r < count; ++r) {
+        const float *from = a + (row0 + r) * rowStride;
+        for (int64_t l = 0; l < depth; ++l)
+          panel[l * kTileM + r] = from[l * colStride];
+      }
+      continue;
+    }
+    for (int64_t l = 0; l < depth; ++l) {
+      const float *from = a + row0 + l * colStride;
+      for (int64_t r = 0; r < count; ++r)
+        panel[l * kTileM + r] = from[r];
+    }
+  }
+}
+
+/// Copies k-range [0, depth) x columns [0, cols) of B into kTileN-column
+/// panels: panel p holds, for each l, B(l, p * kTileN + j) for j in [0,
+/// kTileN), with zeros past the last column.
+void packB(int64_t depth, int64_t cols, const float *b, int64_t rowStride,
+           int64_t colStride, float *out) {
+  for (int64_t col0 = 0; col0 < cols; col0 += kTileN) {
+    int64_t count = std::min(kTileN, cols - col0);
+    float *panel = out + col0 * depth;
+    if (count < kTileN)
+      std::memset(panel, 0, sizeof(float) * kTileN * depth);
+    if (colStride == 1 || rowStride != 1) {
+      for (int64_t l = 0; l < depth; ++l) {
+        const float *from = b + l * rowStride + col0 * colStride;
+        float *to = panel + l * kTileN;
+        if (colStride == 1)
+          std::memcpy(to, from, sizeof(float) * count);
+        else
+          for (int64_t j = 0; j < count; ++j)
+            to[j] = from[j * colStride];
+      }
+      continue;
+    }
+    for (int64_t j = 0; j < count; ++j) {
+      const float *from = b + (col0 + j) * colStride;
+      for (int64_t l = 0; l < depth; ++l)
+        panel[l * kTileN + j] = from[l];
+    }
+  }
+}
+
+/// C (a full kTileM x kTileN tile, row stride ldc) += the panels' product
+/// over `depth` k steps: one fused multiply-add per step and element into
+/// a sum that starts from 0, added to C at the end.
+__attribute__((target("avx512f"))) void
+multiplyTile(int64_t depth, const float *aPanel, const float *bPanel, float *c,
+             int64_t ldc) {
+  __m512 acc[kTileM][2];
+#pragma clang loop unroll(full)
+  for (int64_t r = 0; r < kTileM; ++r)
+    acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  for (int64_t l = 0; l < depth; ++l) {
+    __m512 b0 = _mm512_loadu_ps(bPanel);
+    __m512 b1 = _mm512_loadu_ps(bPanel + 16);
+#pragma clang loop unroll(full)
+    for (int64_t r = 0; r < kTileM; ++r) {
+      __m512 av = _mm512_set1_ps(aPanel[r]);
+      acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
+    }
+    aPanel += kTileM;
+    bPanel += kTileN;
+  }
+#pragma clang loop unroll(full)
+  for (int64_t r = 0; r < kTileM; ++r) {
+    float *row = c + r * ldc;
+    _mm512_storeu_ps(row, _mm512_add_ps(_mm512_loadu_ps(row), acc[r][0]));
+    _mm512_storeu_ps(row + 16,
+                     _mm512_add_ps(_mm512_loadu_ps(row + 16), acc[r][1]));
+  }
+}
+
+/// multiplyTile on the rows x cols corner of a tile at C: through a full
+/// tile on the stack, which holds C's elements where C has them.
+void multiplyEdge(int64_t rows, int64_t cols, int64_t depth,
+                  const float *aPanel, const float *bPanel, float *c,
+                  int64_t ldc) {
+  alignas(64) float tile[kTileM * kTileN] = {};
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(tile + r * kTileN, c + r * ldc, sizeof(float) * cols);
+  multiplyTile(depth, aPanel, bPanel, tile, kTileN);
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(c + r * ldc, tile + r * kTileN, sizeof(float) * cols);
+}
+
+bool detectNativeSgemm() {
+  const char *choice = std::getenv("REMAT_GEMM");
+  if (choice && std::strcmp(choice, "blas") == 0)
+    return false;
+  return __builtin_cpu_supports("avx512f");
+}
+
+} // namespace
+
+bool remat::runtime::hasNativeSgemm() {
+  static const bool native = detectNativeSgemm();
+  return native;
+}
+
+namespace {
+
+/// C += A * B over one k block of `depth`: A's rows packed block by block
+/// into kTileM-row panels, B's kTileN-column panels at bPanels, each
+/// `panelStride` floats after the one before.
+void multiplyBlock(int64_t m, int64_t n, int64_t depth, const float *a,
+                   int64_t aRowStride, int64_t aColStride, const float *bPanels,
+                   int64_t panelStride, float *c, int64_t cRowStride,
+                   float *aPacked) {
+  for (int64_t row0 = 0; row0 < m; row0 += kBlockM) {
+    int64_t rows = std::min(kBlockM, m - row0);
+    packA(rows, depth, a + row0 * aRowStride, aRowStride, aColStride, aPacked);
+    for (int64_t j = 0; j < n; j += kTileN) {
+      const float *bPanel = bPanels + j / kTileN * panelStride;
+      for (int64_t i = 0; i < rows; i += kTileM) {
+        const float *aPanel = aPacked + i * depth;
+        float *tile = c + (row0 + i) * cRowStride + j;
+        int64_t tileRows = std::min(kTileM, rows - i);
+        int64_t tileCols = std::min(kTileN, n - j);
+        if (tileRows == kTileM && tileCols == kTileN)
+          multiplyTile(depth, aPanel, bPanel, tile, cRowStride);
+        else
+          multiplyEdge(tileRows, tileCols, depth, aPanel, bPanel, tile,
+                       cRowStride);
+      }
+    }
+  }
+}
+
+thread_local PackBuffer aBuffer, bBuffer;
+
+float *getABuffer(int64_t m, int64_t k) {
+  int64_t blockM = std::min(kBlockM, (m + kTileM - 1) / kTileM * kTileM);
+  return aBuffer.get(blockM * std::min(kBlockK, k));
+}
+
+} // namespace
+
+void remat::runtime::nativeSgemm(int64_t m, int64_t n, int64_t k,
+                                 const float *a, int64_t aRowStride,
+                                 int64_t aColStride, const float *b,
+                                 int64_t bRowStride, int64_t bColStride,
+                                 float *c, int64_t cRowStride) {
+  if (m <= 0 || n <= 0 || k <= 0)
+    return;
+  int64_t blockN = std::min(kBlockN, (n + kTileN - 1) / kTileN * kTileN);
+  float *aPacked = getABuffer(m, k);
+  float *bPacked = bBuffer.get(std::min(kBlockK, k) * blockN);
+  for (int64_t col0 = 0; col0 < n; col0 += kBlockN) {
+    int64_t cols = std::min(kBlockN, n - col0);
+    for (int64_t l0 = 0; l0 < k; l0 += kBlockK) {
+      int64_t depth = std::min(kBlockK, k - l0);
+      packB(depth, cols, b + l0 * bRowStride + col0 * bColStride, bRowStride,
+            bColStride, bPacked);
+      multiplyBlock(m, cols, depth, a + l0 * aColStride, aRowStride,
+                    aColStride, bPacked, depth * kTileN, c + col0, cRowStride,
+                    aPacked);
+    }
+  }
+}
+
+void remat::runtime::nativeSgemmPacked(int64_t m, int64_t n, int64_t k,
+                                       const float *a, int64_t aRowStride,
+                                       int64_t aColStride,
+                                       const float *bPacked, float *c,
+                                       int64_t cRowStride) {
+  static_assert(kPanelColumns == kTileN, "a panel is a register tile wide");
+  if (m <= 0 || n <= 0 || k <= 0)
+    return;
+  float *aPacked = getABuffer(m, k);
+  for (int64_t l0 = 0; l0 < k; l0 += kBlockK)
+    multiplyBlock(m, n, std::min(kBlockK, k - l0), a + l0 * aColStride,
+                  aRowStride, aColStride, bPacked + l0 * kTileN, k * kTileN, c,
+                  cRowStride, aPacked);
+}

@@ -1,0 +1,59 @@
+//===- Sgemm.h - remat's own f32 GEMM for AVX-512 hosts ---------*- C++ -*-===//
+//
+// A packed GEMM in the manner of BLIS and IREE's CPU microkernels: the
+// operands are copied into panels an 8 x 32 register tile reads in order.
+// Each element of C gets, for each block of kSgemmBlockK steps of k in
+// order, one chain of fused multiply-adds from 0 over the block's steps,
+// added to C. That depends on nothing but the operands and k, so a product
+// cut into blocks of rows or columns (by a caller or its threads) gives
+// every element bit for bit what one call gives it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_RUNTIME_SGEMM_H
+#define REMAT_RUNTIME_SGEMM_H
+
+#include <cstdint>
+
+namespace remat::runtime {
+
+/// The steps of k whose products one sum adds before C gets it.
+constexpr int64_t kSgemmBlockK = 256;
+
+/// Whether this host runs the native kernel (AVX-512F) and the environment
+/// does not ask for BLAS instead (REMAT_GEMM=blas).
+bool hasNativeSgemm();
+
+/// C += A * B, A m x k and B k x n with any strides (element (i, l) of A at
+/// a[i * aRowStride + l * aColStride]), C m x n with unit column stride.
+/// Only where hasNativeSgemm().
+void nativeSgemm(int64_t m, int64_t n, int64_t k, const float *a,
+                 int64_t aRowStride, int64_t aColStride, const float *b,
+                 int64_t bRowStride, int64_t bColStride, float *c,
+                 int64_t cRowStride);
+
+/// The columns of one panel of a packed B: B's columns [32p, 32p + 32)
+/// over all of k, row by row.
+constexpr int64_t kPanelColumns = 32;
+
+/// Floats a k x n matrix B takes packed in panels (the last one padded).
+inline int64_t getPackedFloats(int64_t k, int64_t n) {
+  return (n + kPanelColumns - 1) / kPanelColumns * kPanelColumns * k;
+}
+
+/// Where element (l, j) of a packed k x n matrix B lies.
+inline int64_t getPackedIndex(int64_t k, int64_t l, int64_t j) {
+  return j / kPanelColumns * kPanelColumns * k + l * kPanelColumns +
+         j % kPanelColumns;
+}
+
+/// nativeSgemm with B packed already (getPackedIndex; padding columns are
+/// read and their products dropped), for callers that build B in place:
+/// the im2col tiles of a convolution.
+void nativeSgemmPacked(int64_t m, int64_t n, int64_t k, const float *a,
+                       int64_t aRowStride, int64_t aColStride,
+                       const float *bPacked, float *c, int64_t cRowStride);
+
+} // namespace remat::runtime
+
+#endif // REMAT_RUNTIME_SGEMM_H
