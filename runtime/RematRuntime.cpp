@@ -344,7 +344,9 @@ ConvShape getConvShape(const char *kernel, const View &image,
 /// pixels [pixel0, pixel0 + pixels) of image (n, g) into one im2col tile,
 /// run by run: `copyRun(row, pixel, from, count, step)` stores `count`
 /// image elements `step` apart from `from` as those of tap tap0 + row at
-/// pixels pixel0 + pixel on. Runs are image rows, often a few floats.
+/// pixels pixel0 + pixel on. Runs are image rows, often a few floats; each
+/// is copied for every tap before the next, so that where a run lies is
+/// worked out once per tile, not once per tap.
 template <typename CopyRunFn>
 void packImageTile(const View &image, const ConvShape &shape, int64_t n,
                    int64_t g, int64_t tap0, int64_t taps, int64_t pixel0,
@@ -352,21 +354,25 @@ void packImageTile(const View &image, const ConvShape &shape, int64_t n,
   const float *base = image.data + n * image.strides[0] + g * image.strides[1];
   int64_t rowStep = shape.strideH * image.strides[3];
   int64_t colStep = shape.strideW * image.strides[4];
+  // Where each tap reads from, relative to the pixel's window.
+  int64_t tapOffsets[kMaxTileTaps];
   for (int64_t row = 0; row < taps; ++row) {
     int64_t tap = tap0 + row;
     int64_t c = tap / (shape.kh * shape.kw);
     int64_t kh = tap / shape.kw % shape.kh, kw = tap % shape.kw;
-    const float *source = base + c * image.strides[2] +
-                          kh * shape.dilationH * image.strides[3] +
-                          kw * shape.dilationW * image.strides[4];
-    int64_t oh = pixel0 / shape.ow, ow = pixel0 % shape.ow;
-    for (int64_t done = 0; done < pixels;) {
-      int64_t run = std::min(shape.ow - ow, pixels - done);
-      copyRun(row, done, source + oh * rowStep + ow * colStep, run, colStep);
-      done += run;
-      ow = 0;
-      ++oh;
-    }
+    tapOffsets[row] = c * image.strides[2] +
+                      kh * shape.dilationH * image.strides[3] +
+                      kw * shape.dilationW * image.strides[4];
+  }
+  int64_t oh = pixel0 / shape.ow, ow = pixel0 % shape.ow;
+  for (int64_t done = 0; done < pixels;) {
+    int64_t run = std::min(shape.ow - ow, pixels - done);
+    const float *window = base + oh * rowStep + ow * colStep;
+    for (int64_t row = 0; row < taps; ++row)
+      copyRun(row, done, window + tapOffsets[row], run, colStep);
+    done += run;
+    ow = 0;
+    ++oh;
   }
 }
 
@@ -528,12 +534,56 @@ Matrix getResponseMatrix(const View &response, const ConvShape &s, int64_t n,
           getRowStride(s.f, response.strides[2], s.pixels(), 1), 1};
 }
 
-/// C += A * B with B packed in the native kernel's panels (Sgemm.h), cut
-/// into blocks of C's rows, or of its columns in whole panels, as
-/// matmulBlocked cuts a product when `blocked`.
+/// packImageTile into the native kernel's panels (Sgemm.h): B of the
+/// response's product (taps x pixels), or with `filterGrad` of the filter
+/// gradient's (pixels x taps). (Compiled for AVX-512F, the copies took 2%
+/// longer on the ResNet block: its runs are 16 floats, and the stores of a
+/// filter gradient's panels are 32 floats apart.)
+void packImagePanels(const View &image, const ConvShape &s, bool filterGrad,
+                     int64_t n, int64_t g, int64_t tap0, int64_t taps,
+                     int64_t pixel0, int64_t pixels, float *panels) {
+  if (!filterGrad) {
+    // Pixels are B's columns: a run is cut where a panel ends.
+    packImageTile(image, s, n, g, tap0, taps, pixel0, pixels,
+                  [&](int64_t row, int64_t pixel, const float *from,
+                      int64_t count, int64_t step) {
+                    while (count > 0) {
+                      int64_t part = std::min(count, kPanelColumns -
+                                                         pixel % kPanelColumns);
+                      copyStrided(panels + getPackedIndex(taps, row, pixel), 1,
+                                  from, part, step);
+                      pixel += part, from += part * step, count -= part;
+                    }
+                  });
+    return;
+  }
+  // Pixels are B's rows, a panel's width apart.
+  packImageTile(image, s, n, g, tap0, taps, pixel0, pixels,
+                [&](int64_t row, int64_t pixel, const float *from,
+                    int64_t count, int64_t step) {
+                  copyStrided(panels + getPackedIndex(pixels, pixel, row),
+                              kPanelColumns, from, count, step);
+                });
+}
+
+/// C += A * B with B packed in the native kernel's panels (Sgemm.h), and A
+/// strided or, where `aPacked` is not null, packed too (packSgemmA); cut
+/// into blocks of C's rows (in whole panels of a packed A), or of its
+/// columns in whole panels, as matmulBlocked cuts a product when `blocked`.
 void matmulPacked(bool blocked, const float *a, int64_t aRowStride,
-                  int64_t aColStride, const float *b, float *c,
-                  int64_t cRowStride, int64_t m, int64_t n, int64_t k) {
+                  int64_t aColStride, const float *aPacked, const float *b,
+                  float *c, int64_t cRowStride, int64_t m, int64_t n,
+                  int64_t k) {
+  auto multiply = [&](int64_t row0, int64_t rows, int64_t col0, int64_t cols) {
+    const float *bPanels = b + getPackedIndex(k, 0, col0);
+    float *cBlock = c + row0 * cRowStride + col0;
+    if (aPacked)
+      nativeSgemmPrepacked(rows, cols, k, aPacked + row0 * k, bPanels, cBlock,
+                           cRowStride);
+    else
+      nativeSgemmPacked(rows, cols, k, a + row0 * aRowStride, aRowStride,
+                        aColStride, bPanels, cBlock, cRowStride);
+  };
   bool byRows = m >= n;
   int64_t extent = byRows ? m : n;
   int64_t blocks =
@@ -541,22 +591,20 @@ void matmulPacked(bool blocked, const float *a, int64_t aRowStride,
           ? 1
           : std::clamp<int64_t>(extent / kMinBlockExtent, 1, kMaxBlocks);
   if (blocks == 1) {
-    nativeSgemmPacked(m, n, k, a, aRowStride, aColStride, b, c, cRowStride);
+    multiply(0, m, 0, n);
     return;
   }
   int64_t size = (extent + blocks - 1) / blocks;
-  if (!byRows)
-    size = roundUpToPanel(size);
+  int64_t unit = byRows ? (aPacked ? kPanelRows : 1) : kPanelColumns;
+  size = (size + unit - 1) / unit * unit;
   getThreadPool().parallelFor(blocks, [&](int64_t block) {
     int64_t first = block * size, count = std::min(size, extent - first);
     if (count <= 0)
       return;
     if (byRows)
-      nativeSgemmPacked(count, n, k, a + first * aRowStride, aRowStride,
-                        aColStride, b, c + first * cRowStride, cRowStride);
+      multiply(first, count, 0, n);
     else
-      nativeSgemmPacked(m, count, k, a, aRowStride, aColStride,
-                        b + getPackedIndex(k, 0, first), c + first, cRowStride);
+      multiply(0, m, first, count);
   });
 }
 
@@ -608,27 +656,9 @@ void forEachGemm(const View &image, const ConvShape &s, bool filterGrad,
                       copyStrided(scratch + row * pixels + pixel, 1, from,
                                   count, step);
                     });
-    else if (!filterGrad)
-      // Pixels are B's columns: a run is cut where a panel ends.
-      packImageTile(image, s, n, g, tap0, taps, pixel0, pixels,
-                    [&](int64_t row, int64_t pixel, const float *from,
-                        int64_t count, int64_t step) {
-                      while (count > 0) {
-                        int64_t part = std::min(
-                            count, kPanelColumns - pixel % kPanelColumns);
-                        copyStrided(scratch + getPackedIndex(taps, row, pixel),
-                                    1, from, part, step);
-                        pixel += part, from += part * step, count -= part;
-                      }
-                    });
     else
-      // Pixels are B's rows, a panel's width apart.
-      packImageTile(image, s, n, g, tap0, taps, pixel0, pixels,
-                    [&](int64_t row, int64_t pixel, const float *from,
-                        int64_t count, int64_t step) {
-                      copyStrided(scratch + getPackedIndex(pixels, pixel, row),
-                                  kPanelColumns, from, count, step);
-                    });
+      packImagePanels(image, s, filterGrad, n, g, tap0, taps, pixel0, pixels,
+                      scratch);
     tile(n, g, pixel0, pixels, tap0, taps, scratch, gemm);
   };
   ThreadPool &pool = getThreadPool();
@@ -682,6 +712,23 @@ _mlir_ciface_remat_conv2d_f32(StridedMemRefType<float, 5> *imageMemRef,
     convolveDirect(image, filter, response, s);
     return;
   }
+  // For the native kernel's im2col tiles, the filter of each group and tap
+  // tile is packed once, here, for every tile's product (forEachGemm tiles
+  // by the same getTiling).
+  Tiling tiling = getTiling(s, /*filterGrad=*/false, /*packed=*/true);
+  int64_t tapTiles = (s.taps() + tiling.taps - 1) / tiling.taps;
+  int64_t panelFloats = getPackedAFloats(s.f, tiling.taps);
+  std::vector<float> filterPanels;
+  if (hasNativeSgemm() && !isImageMatrix(image, s)) {
+    filterPanels.resize(s.g * tapTiles * panelFloats);
+    getThreadPool().parallelFor(s.g * tapTiles, [&](int64_t unit) {
+      int64_t g = unit / tapTiles, tap0 = unit % tapTiles * tiling.taps;
+      Matrix a = getFilterMatrix(filter, s, g);
+      packSgemmA(s.f, std::min(tiling.taps, s.taps() - tap0),
+                 a.data + tap0 * a.colStride, a.rowStride, a.colStride,
+                 filterPanels.data() + unit * panelFloats);
+    });
+  }
   forEachGemm(
       image, s, /*filterGrad=*/false,
       [&](int64_t n, int64_t g, float *b, MatmulFn gemm) {
@@ -698,8 +745,10 @@ _mlir_ciface_remat_conv2d_f32(StridedMemRefType<float, 5> *imageMemRef,
         Matrix c = getResponseMatrix(response, s, n, g);
         if (gemm.packed)
           matmulPacked(gemm.blocked(), a.data + tap0 * a.colStride, a.rowStride,
-                       a.colStride, tile, c.data + pixel0, c.rowStride, s.f,
-                       pixels, taps);
+                       a.colStride,
+                       filterPanels.data() +
+                           (g * tapTiles + tap0 / tiling.taps) * panelFloats,
+                       tile, c.data + pixel0, c.rowStride, s.f, pixels, taps);
         else
           gemm.gemm(a.data + tap0 * a.colStride, a.rowStride, a.colStride, tile,
                     pixels, 1, c.data + pixel0, c.rowStride, 1, s.f, pixels,
@@ -738,8 +787,9 @@ extern "C" void _mlir_ciface_remat_conv2d_filter_grad_f32(
         Matrix c = getFilterMatrix(filter, s, g);
         Matrix a = getResponseMatrix(response, s, n, g);
         if (gemm.packed)
-          matmulPacked(gemm.blocked(), a.data + pixel0, a.rowStride, 1, tile,
-                       c.data + tap0, c.rowStride, s.f, taps, pixels);
+          matmulPacked(gemm.blocked(), a.data + pixel0, a.rowStride, 1,
+                       /*aPacked=*/nullptr, tile, c.data + tap0, c.rowStride,
+                       s.f, taps, pixels);
         else
           // The tile read transposed: pixels x taps, unit row stride.
           gemm.gemm(a.data + pixel0, a.rowStride, 1, tile, 1, pixels,

@@ -1,7 +1,8 @@
 //===- Sgemm.cpp - remat's own f32 GEMM for AVX-512 hosts -----------------===//
 //
 // The loops are Goto's: columns of C in blocks of kBlockN, k in blocks of
-// kBlockK (B's block packed once, kept in the last-level cache), rows in
+// getSgemmBlockDepth(k) (B's block packed once, kept in the last-level
+// cache), rows in
 // blocks of kBlockM (A's block packed, kept in L2), then kTileN-column
 // panels of B (in L1) against kTileM-row panels of A. The register tile
 // sums its products over one k block from 0, in k order, and adds the sum
@@ -28,11 +29,11 @@ namespace {
 
 /// The register tile: kTileM rows of C, kTileN columns (two 16-float
 /// vectors), 16 accumulators.
-constexpr int64_t kTileM = 8;
-constexpr int64_t kTileN = 32;
-/// Cache blocks. A kBlockK x kTileN panel of B is 32 KiB (L1), a kBlockM x
-/// kBlockK block of A 256 KiB (L2), a kBlockK x kBlockN block of B 2 MiB.
-constexpr int64_t kBlockK = kSgemmBlockK;
+constexpr int64_t kTileM = kPanelRows;
+constexpr int64_t kTileN = kPanelColumns;
+/// Cache blocks. A k block (at most kSgemmBlockK) x kTileN panel of B is at
+/// most 32 KiB (L1), a kBlockM x k block of A 256 KiB (L2), a k block x
+/// kBlockN block of B 2 MiB.
 constexpr int64_t kBlockM = 256;
 constexpr int64_t kBlockN = 2048;
 
@@ -118,9 +119,10 @@ void packB(int64_t depth, int64_t cols, const float *b, int64_t rowStride,
 /// C (a full kTileM x kTileN tile, row stride ldc) += the panels' product
 /// over `depth` k steps: one fused multiply-add per step and element into
 /// a sum that starts from 0, added to C at the end.
-__attribute__((target("avx512f"))) void
-multiplyTile(int64_t depth, const float *aPanel, const float *bPanel, float *c,
-             int64_t ldc) {
+__attribute__((target("avx512f"))) void multiplyTile(int64_t depth,
+                                                     const float *aPanel,
+                                                     const float *bPanel,
+                                                     float *c, int64_t ldc) {
   __m512 acc[kTileM][2];
 #pragma clang loop unroll(full)
   for (int64_t r = 0; r < kTileM; ++r)
@@ -175,30 +177,39 @@ bool remat::runtime::hasNativeSgemm() {
 
 namespace {
 
-/// C += A * B over one k block of `depth`: A's rows packed block by block
-/// into kTileM-row panels, B's kTileN-column panels at bPanels, each
-/// `panelStride` floats after the one before.
+/// C += A * B over one k block of `depth` from packed panels: A's kTileM-row
+/// panels at aPanels, `aStride` floats apart, and B's kTileN-column panels
+/// at bPanels, `bStride` apart.
+void multiplyPanels(int64_t m, int64_t n, int64_t depth, const float *aPanels,
+                    int64_t aStride, const float *bPanels, int64_t bStride,
+                    float *c, int64_t cRowStride) {
+  for (int64_t j = 0; j < n; j += kTileN) {
+    const float *bPanel = bPanels + j / kTileN * bStride;
+    int64_t tileCols = std::min(kTileN, n - j);
+    for (int64_t i = 0; i < m; i += kTileM) {
+      const float *aPanel = aPanels + i / kTileM * aStride;
+      float *tile = c + i * cRowStride + j;
+      int64_t tileRows = std::min(kTileM, m - i);
+      if (tileRows == kTileM && tileCols == kTileN)
+        multiplyTile(depth, aPanel, bPanel, tile, cRowStride);
+      else
+        multiplyEdge(tileRows, tileCols, depth, aPanel, bPanel, tile,
+                     cRowStride);
+    }
+  }
+}
+
+/// multiplyPanels with A strided: packed kBlockM rows at a time into
+/// aPacked.
 void multiplyBlock(int64_t m, int64_t n, int64_t depth, const float *a,
                    int64_t aRowStride, int64_t aColStride, const float *bPanels,
-                   int64_t panelStride, float *c, int64_t cRowStride,
+                   int64_t bStride, float *c, int64_t cRowStride,
                    float *aPacked) {
   for (int64_t row0 = 0; row0 < m; row0 += kBlockM) {
     int64_t rows = std::min(kBlockM, m - row0);
     packA(rows, depth, a + row0 * aRowStride, aRowStride, aColStride, aPacked);
-    for (int64_t j = 0; j < n; j += kTileN) {
-      const float *bPanel = bPanels + j / kTileN * panelStride;
-      for (int64_t i = 0; i < rows; i += kTileM) {
-        const float *aPanel = aPacked + i * depth;
-        float *tile = c + (row0 + i) * cRowStride + j;
-        int64_t tileRows = std::min(kTileM, rows - i);
-        int64_t tileCols = std::min(kTileN, n - j);
-        if (tileRows == kTileM && tileCols == kTileN)
-          multiplyTile(depth, aPanel, bPanel, tile, cRowStride);
-        else
-          multiplyEdge(tileRows, tileCols, depth, aPanel, bPanel, tile,
-                       cRowStride);
-      }
-    }
+    multiplyPanels(rows, n, depth, aPacked, kTileM * depth, bPanels, bStride,
+                   c + row0 * cRowStride, cRowStride);
   }
 }
 
@@ -206,7 +217,7 @@ thread_local PackBuffer aBuffer, bBuffer;
 
 float *getABuffer(int64_t m, int64_t k) {
   int64_t blockM = std::min(kBlockM, (m + kTileM - 1) / kTileM * kTileM);
-  return aBuffer.get(blockM * std::min(kBlockK, k));
+  return aBuffer.get(blockM * getSgemmBlockDepth(k));
 }
 
 } // namespace
@@ -218,33 +229,53 @@ void remat::runtime::nativeSgemm(int64_t m, int64_t n, int64_t k,
                                  float *c, int64_t cRowStride) {
   if (m <= 0 || n <= 0 || k <= 0)
     return;
+  int64_t blockK = getSgemmBlockDepth(k);
   int64_t blockN = std::min(kBlockN, (n + kTileN - 1) / kTileN * kTileN);
   float *aPacked = getABuffer(m, k);
-  float *bPacked = bBuffer.get(std::min(kBlockK, k) * blockN);
+  float *bPacked = bBuffer.get(blockK * blockN);
   for (int64_t col0 = 0; col0 < n; col0 += kBlockN) {
     int64_t cols = std::min(kBlockN, n - col0);
-    for (int64_t l0 = 0; l0 < k; l0 += kBlockK) {
-      int64_t depth = std::min(kBlockK, k - l0);
+    for (int64_t l0 = 0; l0 < k; l0 += blockK) {
+      int64_t depth = std::min(blockK, k - l0);
       packB(depth, cols, b + l0 * bRowStride + col0 * bColStride, bRowStride,
             bColStride, bPacked);
-      multiplyBlock(m, cols, depth, a + l0 * aColStride, aRowStride,
-                    aColStride, bPacked, depth * kTileN, c + col0, cRowStride,
-                    aPacked);
+      multiplyBlock(m, cols, depth, a + l0 * aColStride, aRowStride, aColStride,
+                    bPacked, depth * kTileN, c + col0, cRowStride, aPacked);
     }
   }
 }
 
 void remat::runtime::nativeSgemmPacked(int64_t m, int64_t n, int64_t k,
                                        const float *a, int64_t aRowStride,
-                                       int64_t aColStride,
-                                       const float *bPacked, float *c,
-                                       int64_t cRowStride) {
-  static_assert(kPanelColumns == kTileN, "a panel is a register tile wide");
+                                       int64_t aColStride, const float *bPacked,
+                                       float *c, int64_t cRowStride) {
   if (m <= 0 || n <= 0 || k <= 0)
     return;
+  int64_t blockK = getSgemmBlockDepth(k);
   float *aPacked = getABuffer(m, k);
-  for (int64_t l0 = 0; l0 < k; l0 += kBlockK)
-    multiplyBlock(m, n, std::min(kBlockK, k - l0), a + l0 * aColStride,
+  for (int64_t l0 = 0; l0 < k; l0 += blockK)
+    multiplyBlock(m, n, std::min(blockK, k - l0), a + l0 * aColStride,
                   aRowStride, aColStride, bPacked + l0 * kTileN, k * kTileN, c,
                   cRowStride, aPacked);
+}
+
+void remat::runtime::packSgemmA(int64_t m, int64_t k, const float *a,
+                                int64_t rowStride, int64_t colStride,
+                                float *aPacked) {
+  packA(m, k, a, rowStride, colStride, aPacked);
+}
+
+void remat::runtime::nativeSgemmPrepacked(int64_t m, int64_t n, int64_t k,
+                                          const float *aPacked,
+                                          const float *bPacked, float *c,
+                                          int64_t cRowStride) {
+  if (m <= 0 || n <= 0 || k <= 0)
+    return;
+  int64_t blockK = getSgemmBlockDepth(k);
+  for (int64_t l0 = 0; l0 < k; l0 += blockK)
+    for (int64_t row0 = 0; row0 < m; row0 += kBlockM)
+      multiplyPanels(std::min(kBlockM, m - row0), n, std::min(blockK, k - l0),
+                     aPacked + row0 * k + l0 * kTileM, kTileM * k,
+                     bPacked + l0 * kTileN, k * kTileN, c + row0 * cRowStride,
+                     cRowStride);
 }

@@ -2,11 +2,12 @@
 //
 // A packed GEMM in the manner of BLIS and IREE's CPU microkernels: the
 // operands are copied into panels an 8 x 32 register tile reads in order.
-// Each element of C gets, for each block of kSgemmBlockK steps of k in
-// order, one chain of fused multiply-adds from 0 over the block's steps,
-// added to C. That depends on nothing but the operands and k, so a product
-// cut into blocks of rows or columns (by a caller or its threads) gives
-// every element bit for bit what one call gives it.
+// k is cut into getSgemmBlockDepth(k)-step blocks, and each element of C
+// gets, block by block in order, one chain of fused multiply-adds from 0
+// over the block's steps, added to C. That depends on nothing but the
+// operands and k, so a product cut into blocks of rows or columns (by a
+// caller or its threads) gives every element bit for bit what one call
+// gives it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,8 +18,17 @@
 
 namespace remat::runtime {
 
-/// The steps of k whose products one sum adds before C gets it.
+/// The most steps of k whose products one sum adds before C gets them.
 constexpr int64_t kSgemmBlockK = 256;
+
+/// The steps of k in each block but the last: k cut into as few blocks of
+/// at most kSgemmBlockK as it takes, of near-equal depths (288 is 144 +
+/// 144, not 256 + 32: a shallow block costs a pass over C for few
+/// products).
+inline int64_t getSgemmBlockDepth(int64_t k) {
+  int64_t blocks = (k + kSgemmBlockK - 1) / kSgemmBlockK;
+  return blocks <= 1 ? k : (k + blocks - 1) / blocks;
+}
 
 /// Whether this host runs the native kernel (AVX-512F) and the environment
 /// does not ask for BLAS instead (REMAT_GEMM=blas).
@@ -33,8 +43,21 @@ void nativeSgemm(int64_t m, int64_t n, int64_t k, const float *a,
                  int64_t cRowStride);
 
 /// The columns of one panel of a packed B: B's columns [32p, 32p + 32)
-/// over all of k, row by row.
+/// over all of k, row by row; and the rows of one panel of a packed A: A's
+/// rows [8p, 8p + 8) over all of k, column by column.
 constexpr int64_t kPanelColumns = 32;
+constexpr int64_t kPanelRows = 8;
+
+/// Floats an m x k matrix A takes packed (packSgemmA; the last panel
+/// padded).
+inline int64_t getPackedAFloats(int64_t m, int64_t k) {
+  return (m + kPanelRows - 1) / kPanelRows * kPanelRows * k;
+}
+
+/// Packs a strided m x k matrix A into panels for nativeSgemmPrepacked: an
+/// operand many products share (a convolution's filter) is packed once.
+void packSgemmA(int64_t m, int64_t k, const float *a, int64_t rowStride,
+                int64_t colStride, float *aPacked);
 
 /// Floats a k x n matrix B takes packed in panels (the last one padded).
 inline int64_t getPackedFloats(int64_t k, int64_t n) {
@@ -53,6 +76,12 @@ inline int64_t getPackedIndex(int64_t k, int64_t l, int64_t j) {
 void nativeSgemmPacked(int64_t m, int64_t n, int64_t k, const float *a,
                        int64_t aRowStride, int64_t aColStride,
                        const float *bPacked, float *c, int64_t cRowStride);
+
+/// nativeSgemm with both operands packed already: A by packSgemmA, B as
+/// nativeSgemmPacked reads it. Rows [8p, m) of A start at aPacked +
+/// 8p * k, so a caller may cut A's rows at multiples of 8.
+void nativeSgemmPrepacked(int64_t m, int64_t n, int64_t k, const float *aPacked,
+                          const float *bPacked, float *c, int64_t cRowStride);
 
 } // namespace remat::runtime
 

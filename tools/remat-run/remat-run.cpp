@@ -38,12 +38,16 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/Object/ELFObjectFile.h"
+#include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/CodeGen.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -474,6 +478,76 @@ llvm::orc::SymbolMap getRuntimeSymbols(llvm::orc::MangleAndInterner interner) {
   return symbols;
 }
 
+/// With REMAT_PERF_MAP set, writes /tmp/perf-<pid>.map, the file `perf
+/// report` names JIT-compiled code from: each function of the step's
+/// object with its address and size; and the object itself as
+/// /tmp/perf-<pid>.o, for `objdump -d`. The JIT loads the object's text
+/// section whole, so a function's address is the section's, found from the
+/// C interface of the entry point, plus its offset. Problems are warnings:
+/// the map is an aid, not part of the run.
+void writePerfMap(Program &program) {
+  if (!std::getenv("REMAT_PERF_MAP"))
+    return;
+  auto warn = [](const Twine &message) {
+    llvm::errs() << "remat-run: warning: REMAT_PERF_MAP: " << message << "\n";
+  };
+  std::string prefix =
+      "/tmp/perf-" + std::to_string(llvm::sys::Process::getProcessId());
+  std::string objectPath = prefix + ".o";
+  program.engine->dumpToObjectFile(objectPath);
+  auto buffer = llvm::MemoryBuffer::getFile(objectPath);
+  if (!buffer)
+    return warn("cannot read the step's object: " +
+                buffer.getError().message());
+  auto object =
+      llvm::object::ObjectFile::createObjectFile((*buffer)->getMemBufferRef());
+  if (!object)
+    return warn(llvm::toString(object.takeError()));
+  std::string entryName = "_mlir_ciface_" + entry;
+  auto entryAddress = program.engine->lookup(entryName);
+  if (!entryAddress)
+    return warn(llvm::toString(entryAddress.takeError()));
+  std::optional<llvm::object::SectionRef> text;
+  uint64_t base = 0;
+  for (const llvm::object::SymbolRef &symbol : (*object)->symbols()) {
+    auto name = symbol.getName();
+    auto section = symbol.getSection();
+    if (!name || !section || *name != entryName) {
+      llvm::consumeError(name.takeError());
+      llvm::consumeError(section.takeError());
+      continue;
+    }
+    text = **section;
+    base = reinterpret_cast<uint64_t>(*entryAddress) -
+           llvm::cantFail(symbol.getValue());
+  }
+  if (!text)
+    return warn("no symbol '" + entryName + "' in the step's object");
+  std::string mapPath = prefix + ".map";
+  std::error_code error;
+  llvm::raw_fd_ostream map(mapPath, error);
+  if (error)
+    return warn("cannot write " + mapPath + ": " + error.message());
+  for (const llvm::object::ELFSymbolRef &symbol :
+       llvm::object::ELFObjectFileBase::elf_symbol_iterator_range(
+           cast<llvm::object::ELFObjectFileBase>(**object).symbols())) {
+    auto name = symbol.getName();
+    auto section = symbol.getSection();
+    auto type = symbol.getType();
+    if (!name || !section || !type ||
+        *type != llvm::object::SymbolRef::ST_Function || *section != *text) {
+      llvm::consumeError(name.takeError());
+      llvm::consumeError(section.takeError());
+      llvm::consumeError(type.takeError());
+      continue;
+    }
+    map << llvm::format_hex_no_prefix(base + llvm::cantFail(symbol.getValue()),
+                                      1)
+        << " " << llvm::format_hex_no_prefix(symbol.getSize(), 1) << " "
+        << *name << "\n";
+  }
+}
+
 /// JIT-compiles the lowered `module` for the host CPU at --opt-level and
 /// looks up the entry point; failures exit with kExitMismatch.
 void jitStep(Program &program, ModuleOp module) {
@@ -496,6 +570,7 @@ void jitStep(Program &program, ModuleOp module) {
                                             program.hostMachine.get());
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = optimize;
+  engineOptions.enableObjectDump = std::getenv("REMAT_PERF_MAP") != nullptr;
   engineOptions.jitCodeGenOptLevel = codeGenLevel;
   // The engine generates code with the target machine it is given; without
   // one it makes its own at LLVM's default level and ignores
@@ -522,6 +597,7 @@ void jitStep(Program &program, ModuleOp module) {
     fail(kExitMismatch,
          "cannot JIT '" + path + "': " + llvm::toString(step.takeError()));
   program.step = *step;
+  writePerfMap(program);
 }
 
 Program compile(MLIRContext &context, StringRef path) {

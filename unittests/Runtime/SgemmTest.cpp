@@ -1,11 +1,13 @@
-//===- SgemmTest.cpp - remat's own f32 GEMM --------------------------------===//
+//===- SgemmTest.cpp - remat's own f32 GEMM
+//--------------------------------===//
 //
 // Checks the native kernel against its definition: every element of C
-// gets, block by block of k, the chain of fused multiply-adds over the
-// block's steps in order from 0 (std::fma in float), bit for bit, over shapes that cross the register
-// tile's edges and every cache block, and operands read as they are,
-// transposed, strided and broadcast, or B packed by the caller. On a host without AVX-512 the tests
-// are skipped (the runtime calls BLAS there).
+// gets, block by block of k (getSgemmBlockDepth), the chain of fused
+// multiply-adds over the block's steps in order from 0 (std::fma in float), bit
+// for bit, over shapes that cross the register tile's edges and every cache
+// block, and operands read as they are, transposed, strided and broadcast, or
+// packed by the caller. On a host without AVX-512 the tests are skipped (the
+// runtime calls BLAS there).
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,9 +77,10 @@ void checkProduct(int64_t m, int64_t n, int64_t k, Form aForm, Form bForm) {
   std::vector<float> expected = c;
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
-      for (int64_t l0 = 0; l0 < k; l0 += kSgemmBlockK) {
+      int64_t depth = getSgemmBlockDepth(k);
+      for (int64_t l0 = 0; l0 < k; l0 += depth) {
         float sum = 0.0f;
-        for (int64_t l = l0; l < std::min(k, l0 + kSgemmBlockK); ++l)
+        for (int64_t l = l0; l < std::min(k, l0 + depth); ++l)
           sum = std::fma(a.at(i, l), b.at(l, j), sum);
         expected[i * cStride + j] += sum;
       }
@@ -85,8 +88,7 @@ void checkProduct(int64_t m, int64_t n, int64_t k, Form aForm, Form bForm) {
   std::vector<float> c0 = c;
   nativeSgemm(m, n, k, a.data.data(), a.rowStride, a.colStride, b.data.data(),
               b.rowStride, b.colStride, c.data(), cStride);
-  ASSERT_EQ(std::memcmp(c.data(), expected.data(), c.size() * sizeof(float)),
-            0)
+  ASSERT_EQ(std::memcmp(c.data(), expected.data(), c.size() * sizeof(float)), 0)
       << m << "x" << n << "x" << k << " forms " << int(aForm) << ", "
       << int(bForm);
   // The same product from B packed by the caller; the padding columns hold
@@ -95,11 +97,24 @@ void checkProduct(int64_t m, int64_t n, int64_t k, Form aForm, Form bForm) {
   for (int64_t l = 0; l < k; ++l)
     for (int64_t j = 0; j < n; ++j)
       packed[getPackedIndex(k, l, j)] = b.at(l, j);
+  std::vector<float> c1 = c0;
   nativeSgemmPacked(m, n, k, a.data.data(), a.rowStride, a.colStride,
                     packed.data(), c0.data(), cStride);
   ASSERT_EQ(std::memcmp(c0.data(), expected.data(), c.size() * sizeof(float)),
             0)
       << m << "x" << n << "x" << k << " packed, A form " << int(aForm);
+  // And with A packed too, its rows cut at a multiple of 8 as a caller's
+  // threads may cut them.
+  std::vector<float> aPacked(getPackedAFloats(m, k));
+  packSgemmA(m, k, a.data.data(), a.rowStride, a.colStride, aPacked.data());
+  int64_t cut = m / 16 * 8;
+  nativeSgemmPrepacked(cut, n, k, aPacked.data(), packed.data(), c1.data(),
+                       cStride);
+  nativeSgemmPrepacked(m - cut, n, k, aPacked.data() + cut * k, packed.data(),
+                       c1.data() + cut * cStride, cStride);
+  ASSERT_EQ(std::memcmp(c1.data(), expected.data(), c.size() * sizeof(float)),
+            0)
+      << m << "x" << n << "x" << k << " prepacked, A form " << int(aForm);
 }
 
 class SgemmTest : public ::testing::Test {
@@ -116,15 +131,16 @@ TEST_F(SgemmTest, FusedMultiplyAddsPerKBlock) {
   checkProduct(17, 45, 9, Form::Rows, Form::Rows);
   checkProduct(3, 7, 1, Form::Rows, Form::Rows);
   checkProduct(1, 1, 13, Form::Rows, Form::Rows);
-  // Past each cache block: k over 256, rows over 256, columns over 2048.
+  // Past each cache block: k over 256 (600 is 200 + 200 + 200; 288 is 144
+  // + 144), rows over 256, columns over 2048.
   checkProduct(20, 40, 600, Form::Rows, Form::Rows);
+  checkProduct(32, 64, 288, Form::Rows, Form::Rows);
   checkProduct(270, 33, 20, Form::Rows, Form::Rows);
   checkProduct(9, 2100, 3, Form::Rows, Form::Rows);
 }
 
 TEST_F(SgemmTest, EveryOperandForm) {
-  for (Form aForm :
-       {Form::Rows, Form::Columns, Form::Padded, Form::Broadcast})
+  for (Form aForm : {Form::Rows, Form::Columns, Form::Padded, Form::Broadcast})
     for (Form bForm :
          {Form::Rows, Form::Columns, Form::Padded, Form::Broadcast})
       checkProduct(19, 37, 41, aForm, bForm);
