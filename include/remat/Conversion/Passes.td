@@ -336,6 +336,49 @@ def RematStridedCopiesToLinalgPass
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def RematSplitReductionsPass
+    : InterfacePass<"remat-split-reductions", "mlir::FunctionOpInterface"> {
+  let summary = "Sum a reduction along its innermost dimension into lane partials first";
+  let description = [{
+    A reduction whose innermost loop dimension is a reduction adds its terms
+    one after the other into one accumulator: a chain of dependent adds
+    (batch norm's per-channel sums of NCHW values, a loss, a layer norm's
+    row sums) that runs at one add per add's latency however wide the
+    vectors are. This pass cuts the innermost dimension (N terms) into N/L
+    chunks of L lanes, L = `partial-bits` / the accumulator's bits (16 f32,
+    8 f64), and rewrites the op into two:
+
+    1. the op with the lanes as an innermost parallel dimension, accumulating
+       into a stack buffer of L partials per output, filled first with the
+       combiner's neutral element: each partial a chain over the other
+       reduction dimensions and the chunks, the L chains independent;
+    2. a reduction of each output's partials into the output, lane 0 first.
+
+    The order of the terms depends on the shapes alone, and the pass runs
+    before `-remat-vectorize` and without it alike: vector code, scalar
+    loops, recomputed ops and their originals compute the same bits. L does
+    not depend on the host (a 256-bit host splits as a 512-bit one does).
+
+    Only ops on static buffers with one output, projected-permutation maps,
+    no `linalg.index`, a combiner `matchReduction` finds that is
+    associative and commutative (add, mul, max, min on floats) with a
+    neutral element, N a multiple of L and at least 4L terms per output
+    are split, and only while the partials take at most 64 KiB of stack;
+    the buffer is a `memref.alloca` in the function's entry block, outside
+    the step's heap plan.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+  let options = [
+    Option<"partialBits", "partial-bits", "int64_t", /*default=*/"512",
+           "Bits of one output's partials (16 f32 lanes at 512)">
+  ];
+  let statistics = [
+    Statistic<"numSplit", "split", "Reductions split into lane partials">
+  ];
+}
+
 def RematVectorizePass
     : InterfacePass<"remat-vectorize", "mlir::FunctionOpInterface"> {
   let summary = "Tile elementwise and reduction linalg ops on buffers and vectorize the tiles";

@@ -30,6 +30,8 @@ void remat::buildRematLowerCPUPipeline(OpPassManager &pm,
   // allocator (_mlir_memref_to_llvm_aligned_alloc / _free), which sees each
   // buffer's exact size rather than size plus alignment padding.
   pm.addNestedPass<func::FuncOp>(createRematStridedCopiesToLinalgPass());
+  // With vector code or without: the sums' order is the split's either way.
+  pm.addNestedPass<func::FuncOp>(createRematSplitReductionsPass());
   if (options.vectorize) {
     RematVectorizePassOptions vectorize;
     vectorize.vectorBits = options.vectorBits;
