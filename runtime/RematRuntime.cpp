@@ -11,6 +11,7 @@
 #include "ThreadPool.h"
 
 #include <cblas.h>
+#include <immintrin.h>
 
 #include <algorithm>
 #include <atomic>
@@ -342,11 +343,12 @@ ConvShape getConvShape(const char *kernel, const View &image,
 
 /// Copies the image positions of filter taps [tap0, tap0 + taps) and output
 /// pixels [pixel0, pixel0 + pixels) of image (n, g) into one im2col tile,
-/// run by run: `copyRun(row, pixel, from, count, step)` stores `count`
-/// image elements `step` apart from `from` as those of tap tap0 + row at
-/// pixels pixel0 + pixel on. Runs are image rows, often a few floats; each
-/// is copied for every tap before the next, so that where a run lies is
-/// worked out once per tile, not once per tap.
+/// run by run: for each run of pixels that lies in one image row,
+/// `copyRun(pixel, window, count, step, tapOffsets)` stores the `count`
+/// elements `step` apart from window + tapOffsets[row] as those of tap
+/// tap0 + row at pixels pixel0 + pixel on, for every row in [0, taps). Runs are
+/// image rows, often a few floats; where a run lies is worked out once per
+/// tile, not once per tap.
 template <typename CopyRunFn>
 void packImageTile(const View &image, const ConvShape &shape, int64_t n,
                    int64_t g, int64_t tap0, int64_t taps, int64_t pixel0,
@@ -367,9 +369,8 @@ void packImageTile(const View &image, const ConvShape &shape, int64_t n,
   int64_t oh = pixel0 / shape.ow, ow = pixel0 % shape.ow;
   for (int64_t done = 0; done < pixels;) {
     int64_t run = std::min(shape.ow - ow, pixels - done);
-    const float *window = base + oh * rowStep + ow * colStep;
-    for (int64_t row = 0; row < taps; ++row)
-      copyRun(row, done, window + tapOffsets[row], run, colStep);
+    copyRun(done, base + oh * rowStep + ow * colStep, run, colStep,
+            static_cast<const int64_t *>(tapOffsets));
     done += run;
     ow = 0;
     ++oh;
@@ -410,6 +411,10 @@ Tiling getTiling(const ConvShape &shape, bool filterGrad, bool packed) {
     int64_t wanted = (kMinUnits + shape.g - 1) / shape.g;
     taps = std::max(std::min(taps, kMinTileTaps),
                     (shape.taps() + wanted - 1) / wanted);
+    // Packed, the taps are B's columns: tiles of whole panels pad none but
+    // the last (288 taps as 4 x 72 would compute 4 x 96).
+    if (packed && taps > kPanelColumns)
+      taps = taps / kPanelColumns * kPanelColumns;
   }
   int64_t storedTaps = packed && filterGrad ? roundUpToPanel(taps) : taps;
   int64_t pixels = std::min(shape.pixels(), kScratchFloats / storedTaps);
@@ -534,35 +539,102 @@ Matrix getResponseMatrix(const View &response, const ConvShape &s, int64_t n,
           getRowStride(s.f, response.strides[2], s.pixels(), 1), 1};
 }
 
+/// The 64-bit halves of each 128-bit quarter of a and b, interleaved.
+__attribute__((target("avx512f"))) inline __m512 unpackLow64(__m512 a,
+                                                             __m512 b) {
+  return _mm512_castpd_ps(
+      _mm512_unpacklo_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)));
+}
+__attribute__((target("avx512f"))) inline __m512 unpackHigh64(__m512 a,
+                                                              __m512 b) {
+  return _mm512_castpd_ps(
+      _mm512_unpackhi_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)));
+}
+/// Stores the 16 x 16 block of floats whose rows start at rows[0..15] +
+/// column transposed: row i of the result (column i of the block) at dst +
+/// i * dstStride.
+__attribute__((target("avx512f"))) void transpose16x16(const float *const *rows,
+                                                       float *dst,
+                                                       int64_t dstStride,
+                                                       int64_t column) {
+  __m512 r[16], t[16];
+  for (int q = 0; q < 16; ++q)
+    r[q] = _mm512_loadu_ps(rows[q] + column);
+  // Pairs of rows interleaved by 32-bit, then 64-bit elements, then their
+  // 128-bit quarters exchanged twice.
+  for (int q = 0; q < 16; q += 2) {
+    t[q] = _mm512_unpacklo_ps(r[q], r[q + 1]);
+    t[q + 1] = _mm512_unpackhi_ps(r[q], r[q + 1]);
+  }
+  for (int q = 0; q < 16; q += 4) {
+    r[q] = unpackLow64(t[q], t[q + 2]);
+    r[q + 1] = unpackHigh64(t[q], t[q + 2]);
+    r[q + 2] = unpackLow64(t[q + 1], t[q + 3]);
+    r[q + 3] = unpackHigh64(t[q + 1], t[q + 3]);
+  }
+  for (int q = 0; q < 16; q += 8)
+    for (int p = 0; p < 4; ++p) {
+      t[q + p] = _mm512_shuffle_f32x4(r[q + p], r[q + p + 4], 0x88);
+      t[q + p + 4] = _mm512_shuffle_f32x4(r[q + p], r[q + p + 4], 0xdd);
+    }
+  for (int p = 0; p < 8; ++p) {
+    r[p] = _mm512_shuffle_f32x4(t[p], t[p + 8], 0x88);
+    r[p + 8] = _mm512_shuffle_f32x4(t[p], t[p + 8], 0xdd);
+  }
+  for (int q = 0; q < 16; ++q)
+    _mm512_storeu_ps(dst + q * dstStride, r[q]);
+}
+
 /// packImageTile into the native kernel's panels (Sgemm.h): B of the
 /// response's product (taps x pixels), or with `filterGrad` of the filter
-/// gradient's (pixels x taps). (Compiled for AVX-512F, the copies took 2%
-/// longer on the ResNet block: its runs are 16 floats, and the stores of a
-/// filter gradient's panels are 32 floats apart.)
+/// gradient's (pixels x taps). Only on hosts with the native kernel, so
+/// with AVX-512F.
 void packImagePanels(const View &image, const ConvShape &s, bool filterGrad,
                      int64_t n, int64_t g, int64_t tap0, int64_t taps,
                      int64_t pixel0, int64_t pixels, float *panels) {
   if (!filterGrad) {
     // Pixels are B's columns: a run is cut where a panel ends.
     packImageTile(image, s, n, g, tap0, taps, pixel0, pixels,
-                  [&](int64_t row, int64_t pixel, const float *from,
-                      int64_t count, int64_t step) {
-                    while (count > 0) {
-                      int64_t part = std::min(count, kPanelColumns -
-                                                         pixel % kPanelColumns);
-                      copyStrided(panels + getPackedIndex(taps, row, pixel), 1,
-                                  from, part, step);
-                      pixel += part, from += part * step, count -= part;
+                  [&](int64_t pixel, const float *window, int64_t count,
+                      int64_t step, const int64_t *tapOffsets) {
+                    for (int64_t row = 0; row < taps; ++row) {
+                      const float *from = window + tapOffsets[row];
+                      for (int64_t at = pixel, left = count; left > 0;) {
+                        int64_t part =
+                            std::min(left, kPanelColumns - at % kPanelColumns);
+                        copyStrided(panels + getPackedIndex(taps, row, at), 1,
+                                    from, part, step);
+                        at += part, from += part * step, left -= part;
+                      }
                     }
                   });
     return;
   }
-  // Pixels are B's rows, a panel's width apart.
+  // Pixels are B's rows, a panel's width apart: 16 taps by 16 contiguous
+  // pixels are one transposed block (16 taps start at a multiple of 16, so
+  // they lie in one panel), the rest element by element.
   packImageTile(image, s, n, g, tap0, taps, pixel0, pixels,
-                [&](int64_t row, int64_t pixel, const float *from,
-                    int64_t count, int64_t step) {
-                  copyStrided(panels + getPackedIndex(pixels, pixel, row),
-                              kPanelColumns, from, count, step);
+                [&](int64_t pixel, const float *window, int64_t count,
+                    int64_t step, const int64_t *tapOffsets) {
+                  int64_t row = 0;
+                  if (step == 1)
+                    for (; row + 16 <= taps; row += 16) {
+                      const float *from[16];
+                      for (int q = 0; q < 16; ++q)
+                        from[q] = window + tapOffsets[row + q];
+                      float *to = panels + getPackedIndex(pixels, pixel, row);
+                      int64_t blocks = count / 16;
+                      for (int64_t block = 0; block < blocks; ++block)
+                        transpose16x16(from, to + block * 16 * kPanelColumns,
+                                       kPanelColumns, block * 16);
+                      for (int64_t i = blocks * 16; i < count; ++i)
+                        for (int q = 0; q < 16; ++q)
+                          to[i * kPanelColumns + q] = from[q][i];
+                    }
+                  for (; row < taps; ++row)
+                    copyStrided(panels + getPackedIndex(pixels, pixel, row),
+                                kPanelColumns, window + tapOffsets[row], count,
+                                step);
                 });
 }
 
@@ -651,10 +723,11 @@ void forEachGemm(const View &image, const ConvShape &s, bool filterGrad,
     int64_t taps = std::min(tiling.taps, s.taps() - tap0);
     if (!packed)
       packImageTile(image, s, n, g, tap0, taps, pixel0, pixels,
-                    [&](int64_t row, int64_t pixel, const float *from,
-                        int64_t count, int64_t step) {
-                      copyStrided(scratch + row * pixels + pixel, 1, from,
-                                  count, step);
+                    [&](int64_t pixel, const float *window, int64_t count,
+                        int64_t step, const int64_t *tapOffsets) {
+                      for (int64_t row = 0; row < taps; ++row)
+                        copyStrided(scratch + row * pixels + pixel, 1,
+                                    window + tapOffsets[row], count, step);
                     });
     else
       packImagePanels(image, s, filterGrad, n, g, tap0, taps, pixel0, pixels,

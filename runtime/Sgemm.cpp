@@ -60,60 +60,45 @@ private:
   int64_t capacity = 0;
 };
 
-/// Copies rows [0, rows) x k-range [0, depth) of A into kTileM-row panels:
-/// panel p holds, for each l, A(p * kTileM + r, l) for r in [0, kTileM),
-/// with zeros past the last row.
-void packA(int64_t rows, int64_t depth, const float *a, int64_t rowStride,
-           int64_t colStride, float *out) {
-  for (int64_t row0 = 0; row0 < rows; row0 += kTileM) {
-    int64_t count = std::min(kTileM, rows - row0);
-    float *panel = out + row0 * depth;
-    if (count < kTileM)
-      std::memset(panel, 0, sizeof(float) * kTileM * depth);
-    if (colStride == 1 || rowStride != 1) {
-      for (int64_t r = 0; r < count; ++r) {
-        const float *from = a + (row0 + r) * rowStride;
-        for (int64_t l = 0; l < depth; ++l)
-          panel[l * kTileM + r] = from[l * colStride];
-      }
-      continue;
-    }
-    for (int64_t l = 0; l < depth; ++l) {
-      const float *from = a + row0 + l * colStride;
-      for (int64_t r = 0; r < count; ++r)
-        panel[l * kTileM + r] = from[r];
-    }
-  }
-}
-
-/// Copies k-range [0, depth) x columns [0, cols) of B into kTileN-column
-/// panels: panel p holds, for each l, B(l, p * kTileN + j) for j in [0,
-/// kTileN), with zeros past the last column.
-void packB(int64_t depth, int64_t cols, const float *b, int64_t rowStride,
-           int64_t colStride, float *out) {
-  for (int64_t col0 = 0; col0 < cols; col0 += kTileN) {
-    int64_t count = std::min(kTileN, cols - col0);
+/// Copies k-range [0, depth) x columns [0, cols) of a matrix M, element
+/// (l, j) at m[l * lStride + j * jStride], into Width-column panels: panel p
+/// holds, for each l, M(l, p * Width + j) for j in [0, Width), with zeros
+/// past the last column. B's panels are B's; A's are A transposed's.
+template <int64_t Width>
+void packPanels(int64_t depth, int64_t cols, const float *m, int64_t lStride,
+                int64_t jStride, float *out) {
+  for (int64_t col0 = 0; col0 < cols; col0 += Width) {
+    int64_t count = std::min(Width, cols - col0);
     float *panel = out + col0 * depth;
-    if (count < kTileN)
-      std::memset(panel, 0, sizeof(float) * kTileN * depth);
-    if (colStride == 1 || rowStride != 1) {
+    if (count < Width)
+      std::memset(panel, 0, sizeof(float) * Width * depth);
+    // Read along whichever dimension is contiguous.
+    if (jStride == 1 || lStride != 1) {
       for (int64_t l = 0; l < depth; ++l) {
-        const float *from = b + l * rowStride + col0 * colStride;
-        float *to = panel + l * kTileN;
-        if (colStride == 1)
-          std::memcpy(to, from, sizeof(float) * count);
-        else
-          for (int64_t j = 0; j < count; ++j)
-            to[j] = from[j * colStride];
+        const float *from = m + l * lStride + col0 * jStride;
+        for (int64_t j = 0; j < count; ++j)
+          panel[l * Width + j] = from[j * jStride];
       }
       continue;
     }
     for (int64_t j = 0; j < count; ++j) {
-      const float *from = b + (col0 + j) * colStride;
+      const float *from = m + (col0 + j) * jStride;
       for (int64_t l = 0; l < depth; ++l)
-        panel[l * kTileN + j] = from[l];
+        panel[l * Width + j] = from[l];
     }
   }
+}
+
+/// Rows [0, rows) x k-range [0, depth) of A in kTileM-row panels.
+void packA(int64_t rows, int64_t depth, const float *a, int64_t rowStride,
+           int64_t colStride, float *out) {
+  packPanels<kTileM>(depth, rows, a, colStride, rowStride, out);
+}
+
+/// k-range [0, depth) x columns [0, cols) of B in kTileN-column panels.
+void packB(int64_t depth, int64_t cols, const float *b, int64_t rowStride,
+           int64_t colStride, float *out) {
+  packPanels<kTileN>(depth, cols, b, rowStride, colStride, out);
 }
 
 /// C (a full kTileM x kTileN tile, row stride ldc) += the panels' product

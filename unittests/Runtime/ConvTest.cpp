@@ -232,6 +232,10 @@ TEST(ConvTest, LayoutsSgemmCannotRead) {
 TEST(ConvTest, IntegerSumsAreExact) {
   checkKernels({2, 2, 8, 6, 10, 10, 3, 3, 1, 1, 1, 1}, true);
   checkKernels({2, 4, 1, 1, 10, 10, 3, 3, 1, 1, 1, 1}, true);
+  // Rows of 18 pixels and 36 taps: on the native GEMM a filter gradient's
+  // tiles take a transposed 16 x 16 block per 16 taps and 16 pixels, and
+  // the 2 pixels and 4 taps left element by element.
+  checkKernels({2, 1, 8, 4, 20, 20, 3, 3, 1, 1, 1, 1}, true);
 }
 
 /// Runs both kernels on the same random operands with the pool at 1, 2 and
