@@ -40,7 +40,8 @@ struct Split {
 std::optional<Split> getSplit(linalg::LinalgOp op, int64_t partialBits) {
   if (op.getNumDpsInits() != 1 || op->getNumRegions() != 1 ||
       !op.hasPureBufferSemantics() || !op.hasOnlyProjectedPermutations() ||
-      op.getNumLoops() == 0 || !op.getBlock()->getOps<linalg::IndexOp>().empty())
+      op.getNumLoops() == 0 ||
+      !op.getBlock()->getOps<linalg::IndexOp>().empty())
     return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (ShapedType::isDynamicShape(ranges))
@@ -99,8 +100,7 @@ void splitReduction(RewriterBase &rewriter, linalg::LinalgOp op,
   // The partials, [output shape..., lanes], on the stack of the function.
   SmallVector<int64_t> partialShape(outputType.getShape());
   partialShape.push_back(lanes);
-  auto partialType =
-      MemRefType::get(partialShape, outputType.getElementType());
+  auto partialType = MemRefType::get(partialShape, outputType.getElementType());
   Value partials;
   {
     OpBuilder::InsertionGuard guard(rewriter);
@@ -158,9 +158,9 @@ void splitReduction(RewriterBase &rewriter, linalg::LinalgOp op,
   maps.push_back(AffineMap::get(loops + 1, 0, partialResults, context));
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   iterators.push_back(utils::IteratorType::parallel);
-  auto partialOp = linalg::GenericOp::create(
-      rewriter, loc, TypeRange(), inputs, ValueRange{partials}, maps,
-      iterators);
+  auto partialOp =
+      linalg::GenericOp::create(rewriter, loc, TypeRange(), inputs,
+                                ValueRange{partials}, maps, iterators);
   IRMapping mapping;
   rewriter.cloneRegionBefore(op->getRegion(0), partialOp.getRegion(),
                              partialOp.getRegion().begin(), mapping);
@@ -177,8 +177,7 @@ void splitReduction(RewriterBase &rewriter, linalg::LinalgOp op,
   foldIterators.push_back(utils::IteratorType::reduction);
   Operation *combiner = split.combiner;
   linalg::GenericOp::create(
-      rewriter, loc, TypeRange(), ValueRange{partials},
-      ValueRange{init->get()},
+      rewriter, loc, TypeRange(), ValueRange{partials}, ValueRange{init->get()},
       {AffineMap::get(rank + 1, 0, partialDims, context),
        AffineMap::get(rank + 1, 0, outputDims, context)},
       foldIterators, [&](OpBuilder &b, Location bodyLoc, ValueRange args) {
