@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Conversion/Passes.h"
+#include "remat/Conversion/Reductions.h"
 
-#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
@@ -38,39 +38,19 @@ struct Split {
 
 /// The split of `op`, if it has one (see the pass's description).
 std::optional<Split> getSplit(linalg::LinalgOp op, int64_t partialBits) {
-  if (op.getNumDpsInits() != 1 || op->getNumRegions() != 1 ||
-      !op.hasPureBufferSemantics() || !op.hasOnlyProjectedPermutations() ||
-      op.getNumLoops() == 0 ||
+  Operation *combiner = remat::getReorderableCombiner(op);
+  if (!combiner || !op.hasOnlyProjectedPermutations() ||
       !op.getBlock()->getOps<linalg::IndexOp>().empty())
     return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (ShapedType::isDynamicShape(ranges))
-    return std::nullopt;
   unsigned innermost = op.getNumLoops() - 1;
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  if (!linalg::isReductionIterator(iterators[innermost]))
-    return std::nullopt;
-  OpOperand *init = op.getDpsInitOperand(0);
-  auto outputType = dyn_cast<MemRefType>(init->get().getType());
-  if (!outputType || !outputType.hasStaticShape() ||
+  auto outputType =
+      dyn_cast<MemRefType>(op.getDpsInitOperand(0)->get().getType());
+  if (!linalg::isReductionIterator(iterators[innermost]) || !outputType ||
       !isa<FloatType>(outputType.getElementType()))
     return std::nullopt;
-  // Every output index a parallel loop, as a reduction's output is.
-  for (AffineExpr result : op.getMatchingIndexingMap(init).getResults())
-    if (!linalg::isParallelIterator(
-            iterators[cast<AffineDimExpr>(result).getPosition()]))
-      return std::nullopt;
-  SmallVector<Operation *, 1> combiners;
-  if (!matchReduction(op.getRegionOutputArgs(), /*redPos=*/0, combiners) ||
-      combiners.size() != 1)
-    return std::nullopt;
-  Operation *combiner = combiners.front();
-  if (!isa<arith::AddFOp, arith::MulFOp, arith::MaxNumFOp, arith::MinNumFOp,
-           arith::MaximumFOp, arith::MinimumFOp>(combiner))
-    return std::nullopt;
-  std::optional<TypedAttr> neutral = arith::getNeutralElement(combiner);
-  if (!neutral)
-    return std::nullopt;
+  TypedAttr neutral = *arith::getNeutralElement(combiner);
   unsigned bits = outputType.getElementTypeBitWidth();
   int64_t lanes = partialBits / bits;
   if (lanes < 2 || ranges[innermost] % lanes != 0)
@@ -83,7 +63,7 @@ std::optional<Split> getSplit(linalg::LinalgOp op, int64_t partialBits) {
   if (terms < kMinChunksPerOutput * lanes ||
       outputs * lanes * (bits / 8) > kMaxPartialBytes)
     return std::nullopt;
-  return Split{combiner, *neutral, lanes};
+  return Split{combiner, neutral, lanes};
 }
 
 /// Rewrites `op` into its lane partials and their fold (see the pass's

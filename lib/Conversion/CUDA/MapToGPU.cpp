@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Conversion/Passes.h"
+#include "remat/Conversion/Reductions.h"
 
-#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -121,37 +121,6 @@ constexpr int64_t kMaxBlockReductionOutputs = 1 << 15;
 /// Reductions shorter than this stay one sequential loop per thread.
 constexpr int64_t kMinBlockReductionLength = 64;
 
-/// Returns the single combiner op of `op`'s reduction if the tree a block
-/// reduction builds computes it: one output, every parallel loop an output
-/// index, an associative and commutative combiner with a neutral element.
-Operation *getBlockReductionCombiner(linalg::LinalgOp op) {
-  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0 ||
-      op->getNumRegions() != 1 || !op.hasPureBufferSemantics() ||
-      ShapedType::isDynamicShape(op.getStaticLoopRanges()))
-    return nullptr;
-  AffineMap outputMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  if (outputMap.getNumResults() != op.getNumParallelLoops() ||
-      !outputMap.isProjectedPermutation())
-    return nullptr;
-  for (AffineExpr result : outputMap.getResults())
-    if (!linalg::isParallelIterator(
-            op.getIteratorTypesArray()[cast<AffineDimExpr>(result)
-                                           .getPosition()]))
-      return nullptr;
-  SmallVector<Operation *, 1> combiners;
-  if (!matchReduction(op.getRegionOutputArgs(), /*redPos=*/0, combiners) ||
-      combiners.size() != 1)
-    return nullptr;
-  Operation *combiner = combiners.front();
-  if (!isa<arith::AddFOp, arith::MulFOp, arith::MaxNumFOp, arith::MinNumFOp,
-           arith::MaximumFOp, arith::MinimumFOp, arith::AddIOp, arith::MulIOp,
-           arith::MaxSIOp, arith::MinSIOp, arith::MaxUIOp, arith::MinUIOp,
-           arith::AndIOp, arith::OrIOp, arith::XOrIOp>(combiner) ||
-      !arith::getNeutralElement(combiner))
-    return nullptr;
-  return combiner;
-}
-
 /// Applies `map` to `ivs`: the indices an operand is read at.
 SmallVector<Value> getIndices(OpBuilder &b, Location loc, AffineMap map,
                               ArrayRef<Value> ivs) {
@@ -172,7 +141,7 @@ SmallVector<Value> getIndices(OpBuilder &b, Location loc, AffineMap map,
 /// the kernel computes the same bits on every run, recomputed or not.
 LogicalResult mapReductionToBlocks(RewriterBase &rewriter,
                                    linalg::LinalgOp op) {
-  Operation *combiner = getBlockReductionCombiner(op);
+  Operation *combiner = remat::getReorderableCombiner(op);
   if (!combiner)
     return failure();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
