@@ -26,6 +26,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 import warnings
 
 from . import emit as E
@@ -636,7 +637,8 @@ class KernelScratch:
     Python scalar operand is wrapped in are what the kernel does, not a
     rule about it). The random generator's state is restored; an op whose
     run fails, or that communicates (c10d), counts its results only; with a
-    profiler already running (the caller's), nothing is measured."""
+    profiler already running (the caller's), nothing is measured.
+    seconds(node): the kernel's time, measured the same way."""
 
     def __init__(self, torch):
         self.torch = torch
@@ -644,28 +646,57 @@ class KernelScratch:
         self.enabled = not torch.autograd.profiler._is_profiler_enabled
 
     def __call__(self, node):
+        operands = self._operands(node)
+        if operands is None:
+            return 0
+        key = ("peak",) + operands[2]
+        if key not in self.cache:
+            self.cache[key] = self._measure(node.target, operands[0], operands[1])
+        return self.cache[key]
+
+    def seconds(self, node):
+        """The time `node`'s kernel takes, measured once per op and
+        operand shapes as its scratch is (the fastest of five runs after
+        an untimed one); 0 where the scratch is not measured."""
+        operands = self._operands(node)
+        if operands is None:
+            return 0.0
+        key = ("seconds",) + operands[2]
+        if key not in self.cache:
+            self.cache[key] = self._measure(node.target, operands[0], operands[1],
+                                            self._time)
+        return self.cache[key]
+
+    def _operands(self, node):
+        """(flat operands, their pytree spec, the cache key) of a node whose
+        kernel is measured, else None."""
         torch = self.torch
         if not self.enabled or node.op != "call_function" or \
                 not hasattr(node.target, "_schema") or \
                 "c10d" in node.target.name():
-            return 0
-        vals = []
+            return None
         args = torch.fx.node.map_arg(node.args, lambda a: a.meta.get("val"))
         kwargs = torch.fx.node.map_arg(node.kwargs, lambda a: a.meta.get("val"))
         flat, spec = torch.utils._pytree.tree_flatten((args, kwargs))
         key = [node.target]
         for x in flat:
             if isinstance(x, torch.Tensor):
-                vals.append(x)
                 key.append((tuple(x.shape), tuple(x.stride()), x.dtype))
             else:
                 key.append(repr(x))
-        key = tuple(key)
-        if key not in self.cache:
-            self.cache[key] = self._measure(node.target, flat, spec)
-        return self.cache[key]
+        return flat, spec, tuple(key)
 
-    def _measure(self, target, flat, spec):
+    @staticmethod
+    def _time(fn):
+        fn()
+        best = float("inf")
+        for _ in range(5):
+            start = time.perf_counter()
+            fn()
+            best = min(best, time.perf_counter() - start)
+        return best
+
+    def _measure(self, target, flat, spec, how=None):
         torch = self.torch
         from torch._subclasses.fake_tensor import unset_fake_temporarily
         try:
@@ -675,7 +706,7 @@ class KernelScratch:
                     _tensor_like(torch, x)) if isinstance(x, torch.Tensor) else x
                         for x in flat]
                 args, kwargs = torch.utils._pytree.tree_unflatten(real, spec)
-                return profiled_peak(lambda: target(*args, **kwargs))
+                return (how or profiled_peak)(lambda: target(*args, **kwargs))
         except Exception:
             return 0
 
@@ -826,20 +857,37 @@ def _node_flops(torch, node):
 
 
 def _refine_for_eager(torch, graph, bwd, saved, modules, close, build, num_fwd_outputs,
-                      pinned, budget, scratch):
+                      pinned, budget, scratch, peer=None):
     """remat's plan minimizes the peak of remat's own executor, where a
     pointwise op's result kept beside its input can cost nothing (the two
     fuse, or share a buffer); run op by op, each value is a tensor of its
-    own. The plan is refined on eager_peak, the peak of that execution:
-    for each saved value, the largest first, it tries recomputing the value
-    from its inputs (saved instead) and recomputing it from what is saved
-    already, and takes the first change that lowers (peak, saved bytes),
-    until none does. The recomputed matmul and convolution FLOPs (PyTorch's
-    flop counter) may grow to max(the plan's, (1 - budget) x the forward's):
-    at budget 1 only ops it counts no FLOPs for (pointwise ops, softmax,
-    views) are added, as PyTorch's own partition at budget 1 recomputes
-    pointwise ops. Returns the saved set, its modules and the nodes now
-    recomputed."""
+    own, and each recomputed op is a kernel of its own that takes time.
+    The plan is refined on eager_peak, the peak of that execution, and on
+    the measured time of the ops the backward recomputes
+    (KernelScratch.seconds), in two descents of the same moves: for a saved
+    value, recompute it from its inputs (saved instead), or from what is
+    saved already.
+
+    1. The lowest peak: from remat's plan, for each saved value, the
+       largest first, the first move that lowers (peak, saved bytes),
+       until none does. Its peak is L.
+    2. The cheapest plan at the budget: H is the peak of the plan that
+       recomputes nothing but views (free to recompute), the target
+       T = L + budget x (H - L), as PyTorch's activation_memory_budget
+       goes from the least memory (0) to its default partition (1); or
+       `peer`, the peak of PyTorch's own partition at the budget, where
+       that is lower and reachable. From that plan, the move that buys the
+       most peak per second of recomputation, until the peak is at most
+       the target.
+    The result is the faster of the two plans at or below the target (the
+    first always is). The recomputed matmul and convolution FLOPs (PyTorch's flop
+    counter) may grow to max(the plan's, (1 - budget) x the forward's).
+    budget None (a policy other than budget): the first descent alone, with
+    no FLOPs added.
+    Returns the saved set, its modules, the values the chosen descent
+    moved and a dict: lowest (L) and lowest_seconds (its recomputation),
+    highest (H, None at budget 0), peer, target, and the chosen plan's peak
+    and seconds."""
     flops = {}
 
     def node_flops(node):
@@ -849,9 +897,9 @@ def _refine_for_eager(torch, graph, bwd, saved, modules, close, build, num_fwd_o
 
     forward = {n.name: n for n in graph.nodes if n.op == "call_function" and n not in bwd}
 
-    def recompute_flops(bw):
-        return sum(node_flops(forward[n.name]) for n in bw.graph.nodes
-                   if n.op == "call_function" and n.name in forward)
+    def recomputed(bw):
+        return [forward[n.name] for n in bw.graph.nodes
+                if n.op == "call_function" and n.name in forward]
 
     def storages(node):
         return {t.untyped_storage()._cdata: t.untyped_storage().nbytes()
@@ -864,18 +912,26 @@ def _refine_for_eager(torch, graph, bwd, saved, modules, close, build, num_fwd_o
         return sum(held.values())
 
     order = {n: i for i, n in enumerate(graph.nodes)}
-    allowance = max(recompute_flops(modules[1]),
-                    (1.0 - float(budget)) * sum(map(node_flops, forward.values())))
-    # Lexicographic: the peak, then the saved bytes (changes that each
-    # leave the peak where it is can lower it together).
-    cost = (eager_peak(*modules, num_fwd_outputs, scratch=scratch), saved_bytes(saved))
-    refined = []
-    tried = set()
-    changed = True
-    while changed:
-        changed = False
-        # The graph's order breaks ties, so that a step gets the same plan
-        # in every process (a set's order follows the nodes' addresses).
+    allowance = max(sum(map(node_flops, recomputed(modules[1]))),
+                    (1.0 - (1.0 if budget is None else float(budget))) * sum(map(node_flops, forward.values())))
+    evaluated = {}
+
+    def evaluate(trial):
+        """(peak, saved bytes, recompute seconds, modules) of a saved set,
+        None where it recomputes more FLOPs than the allowance."""
+        key = frozenset(trial)
+        if key not in evaluated:
+            built = build(trial)
+            again = recomputed(built[1])
+            evaluated[key] = None if sum(map(node_flops, again)) > allowance else (
+                eager_peak(*built, num_fwd_outputs, scratch=scratch), saved_bytes(trial),
+                sum(map(scratch.seconds, again)), built)
+        return evaluated[key]
+
+    def moves(saved):
+        """The saved sets one move away, the largest value first (the
+        graph's order breaks ties, so that a step gets the same plan in
+        every process), with the value moved."""
         for node in sorted(saved, key=lambda n: (-saved_bytes([n]), order[n])):
             if node.op != "call_function" or node in pinned:
                 continue
@@ -883,21 +939,93 @@ def _refine_for_eager(torch, graph, bwd, saved, modules, close, build, num_fwd_o
             aliases = {n for n in saved if storages(n).keys() & storages(node).keys()}
             inputs = {a for a in node.all_input_nodes if a.op != "placeholder"}
             for trial in (close((saved - aliases) | inputs), close(saved - aliases)):
-                key = frozenset(trial)
-                if trial & aliases or key in tried:
-                    continue
-                tried.add(key)
-                built = build(trial)
-                trial_cost = (eager_peak(*built, num_fwd_outputs, scratch=scratch),
-                              saved_bytes(trial))
-                if trial_cost < cost and recompute_flops(built[1]) <= allowance:
-                    saved, modules, cost = trial, built, trial_cost
-                    refined.append(node)
-                    changed = True
-                    break
-            if changed:
+                if not trial & aliases:
+                    yield node, trial
+
+    # 1. The lowest peak. Lexicographic: the peak, then the saved bytes
+    # (changes that each leave the peak where it is can lower it together).
+    lowest = evaluate(saved)
+    lowest = (saved, lowest[3], lowest[0], lowest[1], lowest[2])
+    lowest_moved = []
+    changed = True
+    while changed:
+        changed = False
+        for node, trial in moves(lowest[0]):
+            cost = evaluate(trial)
+            if cost is not None and cost[:2] < lowest[2:4]:
+                lowest = (trial, cost[3], cost[0], cost[1], cost[2])
+                lowest_moved.append(node)
+                changed = True
                 break
-    return saved, modules, refined
+
+    # 2. The cheapest plan at the budget, from the plan that saves every
+    # forward value the backward reads, a view's base in its place.
+    def is_view(node):
+        return node.op == "call_function" and node.target is not operator.getitem and \
+            storages(node).keys() and storages(node).keys() <= {
+                k for a in node.all_input_nodes for k in storages(a)}
+
+    info = dict(lowest=lowest[2], lowest_seconds=lowest[4], target=lowest[2],
+                highest=None, peer=None)
+    chosen, chosen_moved = lowest, lowest_moved
+    if budget:
+        everything = set()
+        pending = [a for n in graph.nodes if n in bwd for a in n.all_input_nodes
+                   if a not in bwd]
+        while pending:
+            node = pending.pop()
+            if node in everything:
+                continue
+            if is_view(node):
+                pending.extend(node.all_input_nodes)
+            else:
+                everything.add(node)
+        current = close(everything)
+        cost = evaluate(current)
+        if cost is not None:
+            target = lowest[2] + float(budget) * max(0, cost[0] - lowest[2])
+            if peer is not None and lowest[2] <= peer < target:
+                target = peer
+            info.update(highest=cost[0], target=target, peer=peer)
+            moved = []
+            while cost[0] > target:
+                best = None
+                for node, trial in moves(current):
+                    c = evaluate(trial)
+                    if c is None or c[0] >= cost[0]:
+                        continue
+                    rate = (cost[0] - c[0]) / max(c[2] - cost[2], 1e-7)
+                    if best is None or rate > best[0]:
+                        best = (rate, node, trial, c)
+                if best is None:
+                    break
+                _, node, current, cost = best
+                moved.append(node)
+            if cost[0] <= target and cost[2] < chosen[4]:
+                chosen, chosen_moved = (current, cost[3], cost[0], cost[1], cost[2]), moved
+    info.update(peak=chosen[2], seconds=chosen[4])
+    return chosen[0], chosen[1], chosen_moved, info
+
+
+def _peer_peak(torch, joint_module, joint_inputs, num_fwd_outputs, static, budget,
+               scratch):
+    """eager_peak of PyTorch's own partition of the joint graph (AOTAutograd's
+    min-cut at activation_memory_budget `budget`), or None where it fails.
+    Below budget 1 that partition may recompute dropout, which draws new
+    masks; its peak still bounds remat's, so that remat's plan is never the
+    one of the two that holds more."""
+    import copy
+    from torch._functorch import config
+    from torch._functorch import partitioners as P
+    try:
+        module = copy.deepcopy(joint_module)
+        with config.patch(activation_memory_budget=float(budget)):
+            fw, bw = P.min_cut_rematerialization_partition(
+                module, joint_inputs, num_fwd_outputs=num_fwd_outputs,
+                static_lifetime_input_indices=static)
+    except Exception:
+        return None
+    return eager_peak(fw, bw, num_fwd_outputs, scratch=scratch)
 
 
 def partition(joint_module, joint_inputs, *, num_fwd_outputs, policy="budget",
@@ -930,6 +1058,11 @@ def partition(joint_module, joint_inputs, *, num_fwd_outputs, policy="budget",
     joint_module.recompile()
     graph = joint_module.graph
     static = static_lifetime_input_indices or []
+    scratch = KernelScratch(torch)
+    peer = None
+    if objective == "eager" and policy == "budget" and float(budget) > 0:
+        peer = _peer_peak(torch, joint_module, joint_inputs, num_fwd_outputs,
+                          static_lifetime_input_indices, budget, scratch)
 
     if any(P.is_sym_node(n) for n in graph.nodes if n.op != "output"):
         return _fallback(joint_module, joint_inputs, num_fwd_outputs,
@@ -1031,13 +1164,12 @@ def partition(joint_module, joint_inputs, *, num_fwd_outputs, policy="budget",
 
     saved = close(saved)
     fw_module, bw_module = build(saved)
-    refined = []
-    scratch = KernelScratch(torch)
+    refined, refinement = [], None
     if objective == "eager":
-        saved, (fw_module, bw_module), refined = _refine_for_eager(
+        saved, (fw_module, bw_module), refined, refinement = _refine_for_eager(
             torch, graph, bwd, saved, (fw_module, bw_module), close, build,
-            num_fwd_outputs, pinned_nodes, budget if policy == "budget" else 1.0,
-            scratch)
+            num_fwd_outputs, pinned_nodes, budget if policy == "budget" else None,
+            scratch, peer)
     saved_list = sorted(saved, key=order.__getitem__)
     if debug is not None:
         forward = {n.name for n in fw_module.graph.nodes if n.op == "call_function"}
@@ -1046,7 +1178,7 @@ def partition(joint_module, joint_inputs, *, num_fwd_outputs, policy="budget",
             recomputed=[n.name for n in bw_module.graph.nodes
                         if n.op == "call_function" and n.name in forward],
             backward=bw_module, decomposed=sorted(low.decomposed),
-            refined=[n.name for n in refined],
+            refined=[n.name for n in refined], refinement=refinement,
             eager_peak=eager_peak(fw_module, bw_module, num_fwd_outputs,
                                   scratch=scratch)))
     return fw_module, bw_module
