@@ -57,64 +57,79 @@ ThreadPool::~ThreadPool() {
 void ThreadPool::run(int64_t units, UnitFn unitFn, void *unitContext) {
   if (units <= 0)
     return;
-  // A single unit leaves the pool to the loops it runs.
-  if (workers.empty() || units == 1) {
+  // A single unit leaves the pool to the loops it runs; a parallelFor from
+  // a unit runs in place; and a count the ticket cannot hold runs here.
+  if (workers.empty() || units == 1 || inUnit || units > INT32_MAX) {
+    UnitScope scope;
     for (int64_t unit = 0; unit < units; ++unit)
       unitFn(unitContext, unit);
     return;
   }
-  if (inUnit) {
-    for (int64_t unit = 0; unit < units; ++unit)
-      unitFn(unitContext, unit);
-    return;
-  }
+  // Only this thread starts jobs, and the last one has ended: its slot is
+  // free, and every worker still in it fails to take a unit.
+  uint32_t job = uint32_t(ticket.load(std::memory_order_relaxed) >> 32) + 1;
+  Job &slot = jobs[job & 1];
+  slot.fn.store(unitFn, std::memory_order_relaxed);
+  slot.context.store(unitContext, std::memory_order_relaxed);
+  slot.count.store(units, std::memory_order_relaxed);
+  finished.store(0, std::memory_order_relaxed);
   {
+    // Under the mutex: a worker about to sleep sees the job or is woken.
     std::lock_guard<std::mutex> lock(mutex);
-    fn = unitFn;
-    context = unitContext;
-    count = units;
-    next = 0;
-    finished = 0;
-    ++generation;
+    ticket.store(uint64_t(job) << 32, std::memory_order_release);
   }
   wake.notify_all();
-  drain();
-  spinUntil([&] { return finished.load() == units; });
+  drain(job);
+  auto ended = [&] {
+    return finished.load(std::memory_order_acquire) == units;
+  };
+  if (spinUntil(ended))
+    return;
   std::unique_lock<std::mutex> lock(mutex);
-  done.wait(lock, [&] { return finished.load() == count; });
-  fn = nullptr;
-  context = nullptr;
-  count = next = 0;
-  finished = 0;
+  done.wait(lock, ended);
 }
 
-void ThreadPool::drain() {
+void ThreadPool::drain(uint32_t job) {
   UnitScope scope;
-  std::unique_lock<std::mutex> lock(mutex);
-  while (next < count) {
-    int64_t unit = next++;
-    UnitFn unitFn = fn;
-    void *unitContext = context;
-    lock.unlock();
-    unitFn(unitContext, unit);
-    lock.lock();
-    if (++finished == count)
+  Job &slot = jobs[job & 1];
+  uint64_t current = ticket.load(std::memory_order_acquire);
+  while (uint32_t(current >> 32) == job) {
+    int64_t unit = int64_t(current & UINT32_MAX);
+    int64_t count = slot.count.load(std::memory_order_relaxed);
+    if (unit >= count)
+      return;
+    // On failure `current` is reloaded: another thread took the unit, or
+    // the job ended.
+    if (!ticket.compare_exchange_weak(current, current + 1,
+                                      std::memory_order_acq_rel,
+                                      std::memory_order_acquire))
+      continue;
+    slot.fn.load(std::memory_order_relaxed)(
+        slot.context.load(std::memory_order_relaxed), unit);
+    if (finished.fetch_add(1, std::memory_order_acq_rel) + 1 == count) {
+      std::lock_guard<std::mutex> lock(mutex);
       done.notify_all();
+      return;
+    }
+    current = ticket.load(std::memory_order_acquire);
   }
 }
 
 void ThreadPool::work() {
-  uint64_t seen = 0;
+  uint32_t seen = 0;
+  auto getJob = [&] {
+    return uint32_t(ticket.load(std::memory_order_acquire) >> 32);
+  };
   while (true) {
-    spinUntil([&] { return generation.load() != seen; });
+    spinUntil([&] { return getJob() != seen; });
     {
       std::unique_lock<std::mutex> lock(mutex);
-      wake.wait(lock, [&] { return stopping || generation != seen; });
+      wake.wait(lock, [&] { return stopping || getJob() != seen; });
       if (stopping)
         return;
-      seen = generation;
     }
-    drain();
+    seen = getJob();
+    drain(seen);
   }
 }
 

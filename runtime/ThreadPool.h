@@ -48,23 +48,32 @@ private:
   using UnitFn = void (*)(void *context, int64_t unit);
   void run(int64_t count, UnitFn fn, void *context);
   void work();
-  /// Takes units of the current job until none is left.
-  void drain();
+  /// Takes units of job `job` until none is left or another job began.
+  void drain(uint32_t job);
+
+  /// A job: its function, context and units. Jobs alternate between two
+  /// slots, so that a worker that read a job's number just before the job
+  /// ended reads that job's slot, never one being written.
+  struct Job {
+    std::atomic<UnitFn> fn{nullptr};
+    std::atomic<void *> context{nullptr};
+    std::atomic<int64_t> count{0};
+  };
 
   std::vector<std::thread> workers;
   std::mutex mutex;
   std::condition_variable wake, done;
-  /// The current job: its units, the next unit to take and the units
-  /// finished; `generation` counts jobs so that a worker takes each once.
-  /// Written under `mutex`; `generation` and `finished` are atomic too, so
-  /// that idle workers and the waiting caller can spin on them a while
-  /// before they sleep (a sleeping thread can take milliseconds to wake on
-  /// a busy machine).
-  UnitFn fn = nullptr;
-  void *context = nullptr;
-  int64_t count = 0, next = 0;
+  Job jobs[2];
+  /// The current job's number (high 32 bits) and the next unit to take
+  /// (low 32 bits): a unit is taken by one compare-and-swap, which fails
+  /// once the caller has moved on to another job. Idle workers and the
+  /// waiting caller spin on `ticket` and `finished` a while before they
+  /// sleep (a sleeping thread can take milliseconds to wake on a busy
+  /// machine).
+  std::atomic<uint64_t> ticket{0};
+  /// The current job's units finished.
   std::atomic<int64_t> finished{0};
-  std::atomic<uint64_t> generation{0};
+  /// Written under `mutex`.
   bool stopping = false;
 };
 

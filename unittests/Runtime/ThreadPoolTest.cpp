@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -60,6 +61,23 @@ TEST(ThreadPoolTest, ManyLoopsInARow) {
   for (int loop = 0; loop < 2000; ++loop)
     pool.parallelFor(3, [&](int64_t unit) { sum += unit + 1; });
   EXPECT_EQ(sum.load(), 2000 * 6);
+}
+
+TEST(ThreadPoolTest, JobsOfEverySizeBackToBack) {
+  // More threads than this machine may have cores, so that workers are
+  // preempted between reading a job's number and taking a unit: one late
+  // for a job must take no unit of the next, under either job's function
+  // (each job's counts live on the heap, freed when it ends; the sanitized
+  // build reports a unit that touches them after).
+  ThreadPool pool(4);
+  for (int job = 0; job < 20000; ++job) {
+    int64_t units = 2 + job % 7;
+    auto runs = std::make_unique<std::vector<std::atomic<int>>>(units);
+    std::vector<std::atomic<int>> *counts = runs.get();
+    pool.parallelFor(units, [counts](int64_t unit) { ++(*counts)[unit]; });
+    for (int64_t unit = 0; unit < units; ++unit)
+      ASSERT_EQ((*runs)[unit].load(), 1) << "job " << job << ", unit " << unit;
+  }
 }
 
 /// What generated code passes remat_parallel_for: a unit function and its
