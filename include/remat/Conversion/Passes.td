@@ -517,10 +517,16 @@ def RematOutlineParallelLoopsPass
     context, allocated at the function's entry): indices as `i64`, memrefs
     as their LLVM descriptors (`builtin.unrealized_conversion_cast`, which
     the memref lowering resolves), scalars and vectors as they are;
-    constants are cloned into the outlined function. A loop whose body
-    allocates or frees memory or calls a function, or captures a value of
-    another type or a stack buffer (scratch that units on different threads
-    would share), or has reductions, stays on one thread.
+    constants are cloned into the outlined function. A stack buffer (an
+    alloca) is captured only when the iterations cut it among themselves:
+    every access in the body is a load or store that indexes one fixed
+    dimension with each induction variable (of a dimension that runs more
+    than once), and a vector access moves along another dimension; the
+    lane partials of `-remat-split-reductions` are such buffers. A loop
+    whose body allocates or frees memory or calls a function, or captures a
+    value of another type or any other stack buffer (scratch that units on
+    different threads would share), or has reductions, stays on one
+    thread.
 
     Before:
     ```mlir

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/CallInterfaces.h"
@@ -186,6 +187,58 @@ static bool isStackBuffer(Value value) {
   return value.getDefiningOp<memref::AllocaOp>() != nullptr;
 }
 
+/// The memref and indices of a load or store, and whether it moves a
+/// vector (along the memref's last dimension).
+static std::optional<std::tuple<Value, ValueRange, bool>>
+getAccess(Operation *op) {
+  if (auto load = dyn_cast<memref::LoadOp>(op))
+    return std::make_tuple(load.getMemRef(), load.getIndices(), false);
+  if (auto store = dyn_cast<memref::StoreOp>(op))
+    return std::make_tuple(store.getMemRef(), store.getIndices(), false);
+  if (auto load = dyn_cast<vector::LoadOp>(op))
+    return std::make_tuple(load.getBase(), load.getIndices(), true);
+  if (auto store = dyn_cast<vector::StoreOp>(op))
+    return std::make_tuple(store.getBase(), store.getIndices(), true);
+  return std::nullopt;
+}
+
+/// Whether the stack buffer `buffer` (an alloca, not a view) is cut among
+/// `loop`'s iterations: every use in the body is a load or store whose
+/// index in one fixed dimension is the loop's induction variable, for each
+/// of its dimensions that runs more than once, and a vector access moves
+/// along a dimension no induction variable indexes. Then no two iterations
+/// touch the same element, whichever thread runs them (a split reduction's
+/// lane partials, -remat-split-reductions: one row of lanes an output).
+static bool isPrivateToIterations(scf::ParallelOp loop, Value buffer,
+                                  ArrayRef<uint64_t> trips) {
+  if (!buffer.getDefiningOp<memref::AllocaOp>())
+    return false;
+  unsigned rank = cast<MemRefType>(buffer.getType()).getRank();
+  // The dimension each induction variable indexes, fixed by the first use.
+  SmallVector<std::optional<unsigned>> dims(trips.size());
+  for (OpOperand &use : buffer.getUses()) {
+    if (!loop->isProperAncestor(use.getOwner()))
+      continue;
+    auto access = getAccess(use.getOwner());
+    if (!access || std::get<0>(*access) != buffer)
+      return false;
+    auto [memref, indices, isVector] = *access;
+    for (auto [iv, trip, dim] :
+         llvm::zip_equal(loop.getInductionVars(), trips, dims)) {
+      if (trip <= 1)
+        continue;
+      auto position = llvm::find(indices, iv);
+      if (position == indices.end())
+        return false;
+      unsigned at = std::distance(indices.begin(), position);
+      if ((isVector && at == rank - 1) || (dim && *dim != at))
+        return false;
+      dim = at;
+    }
+  }
+  return true;
+}
+
 namespace {
 
 /// The values a loop's body uses from above: constants, which the unit
@@ -225,9 +278,10 @@ private:
 } // namespace
 
 /// The Captures of `loop`'s body, or failure if a value it captures cannot
-/// be stored in the context or is a stack buffer.
+/// be stored in the context or is a stack buffer its iterations share.
 static FailureOr<Captures> collectCaptures(const LLVMTypeConverter &converter,
-                                           scf::ParallelOp loop) {
+                                           scf::ParallelOp loop,
+                                           ArrayRef<uint64_t> trips) {
   SetVector<Value> above;
   getUsedValuesDefinedAbove(loop.getRegion(), above);
   Captures captures;
@@ -238,7 +292,8 @@ static FailureOr<Captures> collectCaptures(const LLVMTypeConverter &converter,
       continue;
     }
     Type stored = getStoredType(converter, value.getType());
-    if (!stored || isStackBuffer(value))
+    if (!stored ||
+        (isStackBuffer(value) && !isPrivateToIterations(loop, value, trips)))
       return failure();
     captures.values.push_back(value);
     captures.storedTypes.push_back(stored);
@@ -300,12 +355,12 @@ struct RematOutlineParallelLoopsPass
   /// Replaces `loop` by a call of remat_parallel_for over `split`'s units
   /// of a function outlined from its body; fails, changing nothing, if a
   /// value the body captures cannot be stored in the context or is a stack
-  /// buffer.
+  /// buffer its iterations share.
   LogicalResult outline(IRRewriter &rewriter,
                         const LLVMTypeConverter &converter,
                         SymbolTable &symbols, scf::ParallelOp loop,
                         ArrayRef<uint64_t> trips, const UnitSplit &split) {
-    FailureOr<Captures> captures = collectCaptures(converter, loop);
+    FailureOr<Captures> captures = collectCaptures(converter, loop, trips);
     if (failed(captures))
       return failure();
 

@@ -192,3 +192,86 @@ func.func @left_alone(%x: memref<1024x1024xf32>, %s: memref<256xf32>, %n: index)
   }
   return %sum : f32
 }
+
+// -----
+
+// Checks that a stack buffer the iterations cut among themselves (a split
+// reduction's lane partials, -remat-split-reductions: each row writes and
+// reads its own row of lanes) is captured like any buffer: the loop becomes
+// units, the alloca's descriptor goes in the context.
+// CHECK-LABEL: func.func private @remat_parallel_for(
+// CHECK-LABEL: func.func private @lane_partials_parallel(
+// CHECK:         vector.load
+// CHECK-LABEL: func.func @lane_partials(
+// CHECK:         %[[PARTIALS:.*]] = memref.alloca() : memref<1024x8xf32>
+// CHECK:         call @remat_parallel_for
+func.func @lane_partials(%x: memref<1024x512xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c512 = arith.constant 512 : index
+  %c1024 = arith.constant 1024 : index
+  %partials = memref.alloca() : memref<1024x8xf32>
+  scf.parallel (%i) = (%c0) to (%c1024) step (%c1) {
+    scf.for %j = %c0 to %c512 step %c8 {
+      %v = vector.load %x[%i, %j] : memref<1024x512xf32>, vector<8xf32>
+      %p = vector.load %partials[%i, %c0] : memref<1024x8xf32>, vector<8xf32>
+      %s = arith.addf %v, %p : vector<8xf32>
+      vector.store %s, %partials[%i, %c0] : memref<1024x8xf32>, vector<8xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Checks the stack buffers iterations would share, left on one thread: one
+// whose vectors run along the dimension the induction variable indexes,
+// one an iteration reads at another's index, one indexed by one of a 2-D
+// loop's two induction variables, and one read through a view.
+// CHECK-LABEL: func.func @shared_stack_buffers(
+// CHECK-NOT:     remat_parallel_for
+// CHECK-COUNT-4: scf.parallel
+// CHECK-NOT:     remat_parallel_for
+func.func @shared_stack_buffers(%x: memref<1024x512xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c512 = arith.constant 512 : index
+  %c1024 = arith.constant 1024 : index
+  %along = memref.alloca() : memref<8x1032xf32>
+  scf.parallel (%i) = (%c0) to (%c1024) step (%c1) {
+    scf.for %j = %c0 to %c512 step %c8 {
+      %v = vector.load %x[%i, %j] : memref<1024x512xf32>, vector<8xf32>
+      vector.store %v, %along[%c0, %i] : memref<8x1032xf32>, vector<8xf32>
+    }
+    scf.reduce
+  }
+  %rows = memref.alloca() : memref<1024x8xf32>
+  scf.parallel (%i) = (%c0) to (%c1024) step (%c1) {
+    scf.for %j = %c0 to %c512 step %c8 {
+      %v = vector.load %x[%i, %j] : memref<1024x512xf32>, vector<8xf32>
+      vector.store %v, %rows[%i, %c0] : memref<1024x8xf32>, vector<8xf32>
+      %w = vector.load %rows[%c0, %c0] : memref<1024x8xf32>, vector<8xf32>
+      vector.store %w, %x[%i, %j] : memref<1024x512xf32>, vector<8xf32>
+    }
+    scf.reduce
+  }
+  %columns = memref.alloca() : memref<1024x8xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c1024, %c512) step (%c1, %c8) {
+    %v = vector.load %x[%i, %j] : memref<1024x512xf32>, vector<8xf32>
+    vector.store %v, %columns[%i, %c0] : memref<1024x8xf32>, vector<8xf32>
+    scf.reduce
+  }
+  %viewed = memref.alloca() : memref<1024x8xf32>
+  scf.parallel (%i) = (%c0) to (%c1024) step (%c1) {
+    %row = memref.subview %viewed[%i, 0] [1, 8] [1, 1] : memref<1024x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+    scf.for %j = %c0 to %c512 step %c8 {
+      %v = vector.load %x[%i, %j] : memref<1024x512xf32>, vector<8xf32>
+      vector.store %v, %row[%c0] : memref<8xf32, strided<[1], offset: ?>>, vector<8xf32>
+    }
+    scf.reduce
+  }
+  return
+}
