@@ -877,7 +877,8 @@ def _refine_for_eager(torch, graph, bwd, saved, modules, close, build, num_fwd_o
        goes from the least memory (0) to its default partition (1); or
        `peer`, the peak of PyTorch's own partition at the budget, where
        that is lower and reachable. From that plan, the move that buys the
-       most peak per second of recomputation, until the peak is at most
+       most peak per second of recomputation (found lazily: a move's rate
+       in an earlier round bounds its rate now), until the peak is at most
        the target.
     The result is the faster of the two plans at or below the target (the
     first always is). The recomputed matmul and convolution FLOPs (PyTorch's flop
@@ -938,9 +939,10 @@ def _refine_for_eager(torch, graph, bwd, saved, modules, close, build, num_fwd_o
             # The node's saved views go with it (they would keep it).
             aliases = {n for n in saved if storages(n).keys() & storages(node).keys()}
             inputs = {a for a in node.all_input_nodes if a.op != "placeholder"}
-            for trial in (close((saved - aliases) | inputs), close(saved - aliases)):
+            for kind, trial in enumerate((close((saved - aliases) | inputs),
+                                          close(saved - aliases))):
                 if not trial & aliases:
-                    yield node, trial
+                    yield (node, kind), trial
 
     # 1. The lowest peak. Lexicographic: the peak, then the saved bytes
     # (changes that each leave the peak where it is can lower it together).
@@ -950,7 +952,7 @@ def _refine_for_eager(torch, graph, bwd, saved, modules, close, build, num_fwd_o
     changed = True
     while changed:
         changed = False
-        for node, trial in moves(lowest[0]):
+        for (node, _), trial in moves(lowest[0]):
             cost = evaluate(trial)
             if cost is not None and cost[:2] < lowest[2:4]:
                 lowest = (trial, cost[3], cost[0], cost[1], cost[2])
@@ -988,15 +990,23 @@ def _refine_for_eager(torch, graph, bwd, saved, modules, close, build, num_fwd_o
                 target = peer
             info.update(highest=cost[0], target=target, peer=peer)
             moved = []
+            # Lazy greedy: a move's rate from an earlier round bounds what
+            # it buys now (it seldom grows), so a round tries the moves in
+            # the order of their last rates and stops at one whose last
+            # rate is below the best of this round.
+            rates = {}
             while cost[0] > target:
                 best = None
-                for node, trial in moves(current):
+                ordered = sorted(moves(current),
+                                 key=lambda m: -rates.get(m[0], float("inf")))
+                for key, trial in ordered:
+                    if best is not None and rates.get(key, float("inf")) <= best[0]:
+                        break
                     c = evaluate(trial)
-                    if c is None or c[0] >= cost[0]:
-                        continue
-                    rate = (cost[0] - c[0]) / max(c[2] - cost[2], 1e-7)
-                    if best is None or rate > best[0]:
-                        best = (rate, node, trial, c)
+                    rates[key] = float("-inf") if c is None or c[0] >= cost[0] else \
+                        (cost[0] - c[0]) / max(c[2] - cost[2], 1e-7)
+                    if rates[key] > float("-inf") and (best is None or rates[key] > best[0]):
+                        best = (rates[key], key[0], trial, c)
                 if best is None:
                     break
                 _, node, current, cost = best
