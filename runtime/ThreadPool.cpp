@@ -27,6 +27,21 @@ template <typename Done> bool spinUntil(Done done) {
   return true;
 }
 
+/// A ticket's fields: the next unit from the front (its low kUnitBits), one
+/// past the last unit not yet taken from the back (the next kUnitBits) and
+/// the job's number (the rest).
+constexpr unsigned kUnitBits = 21;
+constexpr uint64_t kUnitMask = (uint64_t(1) << kUnitBits) - 1;
+constexpr unsigned kJobBits = 64 - 2 * kUnitBits;
+constexpr uint32_t kJobMask = (uint32_t(1) << kJobBits) - 1;
+
+uint64_t makeTicket(uint32_t job, uint64_t units) {
+  return uint64_t(job) << (2 * kUnitBits) | units << kUnitBits;
+}
+uint32_t getJob(uint64_t ticket) { return uint32_t(ticket >> (2 * kUnitBits)); }
+uint64_t getFront(uint64_t ticket) { return ticket & kUnitMask; }
+uint64_t getBack(uint64_t ticket) { return (ticket >> kUnitBits) & kUnitMask; }
+
 /// Set on the pool's threads while they run a unit: a parallelFor from a
 /// unit runs in place.
 thread_local bool inUnit = false;
@@ -59,7 +74,7 @@ void ThreadPool::run(int64_t units, UnitFn unitFn, void *unitContext) {
     return;
   // A single unit leaves the pool to the loops it runs; a parallelFor from
   // a unit runs in place; and a count the ticket cannot hold runs here.
-  if (workers.empty() || units == 1 || inUnit || units > INT32_MAX) {
+  if (workers.empty() || units == 1 || inUnit || uint64_t(units) > kUnitMask) {
     UnitScope scope;
     for (int64_t unit = 0; unit < units; ++unit)
       unitFn(unitContext, unit);
@@ -67,7 +82,8 @@ void ThreadPool::run(int64_t units, UnitFn unitFn, void *unitContext) {
   }
   // Only this thread starts jobs, and the last one has ended: its slot is
   // free, and every worker still in it fails to take a unit.
-  uint32_t job = uint32_t(ticket.load(std::memory_order_relaxed) >> 32) + 1;
+  uint32_t job =
+      (getJob(ticket.load(std::memory_order_relaxed)) + 1) & kJobMask;
   Job &slot = jobs[job & 1];
   slot.fn.store(unitFn, std::memory_order_relaxed);
   slot.context.store(unitContext, std::memory_order_relaxed);
@@ -76,10 +92,10 @@ void ThreadPool::run(int64_t units, UnitFn unitFn, void *unitContext) {
   {
     // Under the mutex: a worker about to sleep sees the job or is woken.
     std::lock_guard<std::mutex> lock(mutex);
-    ticket.store(uint64_t(job) << 32, std::memory_order_release);
+    ticket.store(makeTicket(job, uint64_t(units)), std::memory_order_release);
   }
   wake.notify_all();
-  drain(job);
+  drain(job, /*fromBack=*/false);
   auto ended = [&] {
     return finished.load(std::memory_order_acquire) == units;
   };
@@ -89,21 +105,23 @@ void ThreadPool::run(int64_t units, UnitFn unitFn, void *unitContext) {
   done.wait(lock, ended);
 }
 
-void ThreadPool::drain(uint32_t job) {
+void ThreadPool::drain(uint32_t job, bool fromBack) {
   UnitScope scope;
   Job &slot = jobs[job & 1];
   uint64_t current = ticket.load(std::memory_order_acquire);
-  while (uint32_t(current >> 32) == job) {
-    int64_t unit = int64_t(current & UINT32_MAX);
-    int64_t count = slot.count.load(std::memory_order_relaxed);
-    if (unit >= count)
+  while (getJob(current) == job) {
+    uint64_t front = getFront(current), back = getBack(current);
+    if (front >= back)
       return;
-    // On failure `current` is reloaded: another thread took the unit, or
-    // the job ended.
-    if (!ticket.compare_exchange_weak(current, current + 1,
-                                      std::memory_order_acq_rel,
+    // On failure `current` is reloaded: another thread took a unit, or the
+    // job ended.
+    uint64_t next =
+        fromBack ? current - (uint64_t(1) << kUnitBits) : current + 1;
+    if (!ticket.compare_exchange_weak(current, next, std::memory_order_acq_rel,
                                       std::memory_order_acquire))
       continue;
+    int64_t unit = int64_t(fromBack ? back - 1 : front);
+    int64_t count = slot.count.load(std::memory_order_relaxed);
     slot.fn.load(std::memory_order_relaxed)(
         slot.context.load(std::memory_order_relaxed), unit);
     if (finished.fetch_add(1, std::memory_order_acq_rel) + 1 == count) {
@@ -117,19 +135,19 @@ void ThreadPool::drain(uint32_t job) {
 
 void ThreadPool::work() {
   uint32_t seen = 0;
-  auto getJob = [&] {
-    return uint32_t(ticket.load(std::memory_order_acquire) >> 32);
+  auto getCurrentJob = [&] {
+    return getJob(ticket.load(std::memory_order_acquire));
   };
   while (true) {
-    spinUntil([&] { return getJob() != seen; });
+    spinUntil([&] { return getCurrentJob() != seen; });
     {
       std::unique_lock<std::mutex> lock(mutex);
-      wake.wait(lock, [&] { return stopping || getJob() != seen; });
+      wake.wait(lock, [&] { return stopping || getCurrentJob() != seen; });
       if (stopping)
         return;
     }
-    seen = getJob();
-    drain(seen);
+    seen = getCurrentJob();
+    drain(seen, /*fromBack=*/true);
   }
 }
 

@@ -48,8 +48,11 @@ private:
   using UnitFn = void (*)(void *context, int64_t unit);
   void run(int64_t count, UnitFn fn, void *context);
   void work();
-  /// Takes units of job `job` until none is left or another job began.
-  void drain(uint32_t job);
+  /// Takes units of job `job` until none is left or another job began:
+  /// the caller from the front, workers from the back, so that the threads
+  /// of consecutive loops over the same rows keep to the same rows (and
+  /// their cache) where the units are even.
+  void drain(uint32_t job, bool fromBack);
 
   /// A job: its function, context and units. Jobs alternate between two
   /// slots, so that a worker that read a job's number just before the job
@@ -64,12 +67,12 @@ private:
   std::mutex mutex;
   std::condition_variable wake, done;
   Job jobs[2];
-  /// The current job's number (high 32 bits) and the next unit to take
-  /// (low 32 bits): a unit is taken by one compare-and-swap, which fails
-  /// once the caller has moved on to another job. Idle workers and the
-  /// waiting caller spin on `ticket` and `finished` a while before they
-  /// sleep (a sleeping thread can take milliseconds to wake on a busy
-  /// machine).
+  /// The current job's number and the range of its units not yet taken
+  /// (ThreadPool.cpp: getJob, getFront, getBack): a unit is taken by one
+  /// compare-and-swap, which fails once the caller has moved on to another
+  /// job. Idle workers and the waiting caller spin on `ticket` and
+  /// `finished` a while before they sleep (a sleeping thread can take
+  /// milliseconds to wake on a busy machine).
   std::atomic<uint64_t> ticket{0};
   /// The current job's units finished.
   std::atomic<int64_t> finished{0};
