@@ -913,20 +913,22 @@ def _refine_for_eager(torch, graph, bwd, saved, modules, close, build, num_fwd_o
         return sum(held.values())
 
     order = {n: i for i, n in enumerate(graph.nodes)}
+    share = 1.0 - (1.0 if budget is None else float(budget))
     allowance = max(sum(map(node_flops, recomputed(modules[1]))),
-                    (1.0 - (1.0 if budget is None else float(budget))) * sum(map(node_flops, forward.values())))
+                    share * sum(map(node_flops, forward.values())))
     evaluated = {}
 
     def evaluate(trial):
-        """(peak, saved bytes, recompute seconds, modules) of a saved set,
-        None where it recomputes more FLOPs than the allowance."""
+        """(peak, saved bytes, recompute seconds) of a saved set, None
+        where it recomputes more FLOPs than the allowance (the modules are
+        built again for the plan chosen, not kept for every trial)."""
         key = frozenset(trial)
         if key not in evaluated:
             built = build(trial)
             again = recomputed(built[1])
             evaluated[key] = None if sum(map(node_flops, again)) > allowance else (
                 eager_peak(*built, num_fwd_outputs, scratch=scratch), saved_bytes(trial),
-                sum(map(scratch.seconds, again)), built)
+                sum(map(scratch.seconds, again)))
         return evaluated[key]
 
     def moves(saved):
@@ -946,19 +948,20 @@ def _refine_for_eager(torch, graph, bwd, saved, modules, close, build, num_fwd_o
 
     # 1. The lowest peak. Lexicographic: the peak, then the saved bytes
     # (changes that each leave the peak where it is can lower it together).
-    lowest = evaluate(saved)
-    lowest = (saved, lowest[3], lowest[0], lowest[1], lowest[2])
+    # A plan is its saved set and evaluate()'s cost.
+    lowest = (saved, evaluate(saved))
     lowest_moved = []
     changed = True
     while changed:
         changed = False
         for (node, _), trial in moves(lowest[0]):
             cost = evaluate(trial)
-            if cost is not None and cost[:2] < lowest[2:4]:
-                lowest = (trial, cost[3], cost[0], cost[1], cost[2])
+            if cost is not None and cost[:2] < lowest[1][:2]:
+                lowest = (trial, cost)
                 lowest_moved.append(node)
                 changed = True
                 break
+    low_peak = lowest[1][0]
 
     # 2. The cheapest plan at the budget, from the plan that saves every
     # forward value the backward reads, a view's base in its place.
@@ -967,7 +970,7 @@ def _refine_for_eager(torch, graph, bwd, saved, modules, close, build, num_fwd_o
             storages(node).keys() and storages(node).keys() <= {
                 k for a in node.all_input_nodes for k in storages(a)}
 
-    info = dict(lowest=lowest[2], lowest_seconds=lowest[4], target=lowest[2],
+    info = dict(lowest=low_peak, lowest_seconds=lowest[1][2], target=low_peak,
                 highest=None, peer=None)
     chosen, chosen_moved = lowest, lowest_moved
     if budget:
@@ -985,8 +988,8 @@ def _refine_for_eager(torch, graph, bwd, saved, modules, close, build, num_fwd_o
         current = close(everything)
         cost = evaluate(current)
         if cost is not None:
-            target = lowest[2] + float(budget) * max(0, cost[0] - lowest[2])
-            if peer is not None and lowest[2] <= peer < target:
+            target = low_peak + float(budget) * max(0, cost[0] - low_peak)
+            if peer is not None and low_peak <= peer < target:
                 target = peer
             info.update(highest=cost[0], target=target, peer=peer)
             moved = []
@@ -1011,10 +1014,10 @@ def _refine_for_eager(torch, graph, bwd, saved, modules, close, build, num_fwd_o
                     break
                 _, node, current, cost = best
                 moved.append(node)
-            if cost[0] <= target and cost[2] < chosen[4]:
-                chosen, chosen_moved = (current, cost[3], cost[0], cost[1], cost[2]), moved
-    info.update(peak=chosen[2], seconds=chosen[4])
-    return chosen[0], chosen[1], chosen_moved, info
+            if cost[0] <= target and cost[2] < chosen[1][2]:
+                chosen, chosen_moved = (current, cost), moved
+    info.update(peak=chosen[1][0], seconds=chosen[1][2])
+    return chosen[0], build(chosen[0]), chosen_moved, info
 
 
 def _peer_peak(torch, joint_module, joint_inputs, num_fwd_outputs, static, budget,
