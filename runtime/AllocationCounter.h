@@ -75,7 +75,7 @@ private:
 /// kMaxBlocks, the oldest given back first. A step allocates its arena and
 /// its returned buffers anew on every call, and a fresh allocation is
 /// mapped page by page as it is first touched (glibc's mmap of a large
-/// block, the driver's managed memory); a cached block is free to the
+/// block), or costs a driver call (cuMemAlloc); a cached block is free to the
 /// counter, so counted bytes do not change. Not synchronized, as the
 /// counter.
 class BlockCache {

@@ -48,7 +48,10 @@ struct Api {
   X(cuModuleUnload)                                                            \
   X(cuModuleGetFunction)                                                       \
   X(cuLaunchKernel)                                                            \
-  X(cuMemAllocManaged)                                                         \
+  X(cuMemAlloc)                                                                \
+  X(cuMemcpy)                                                                  \
+  X(cuMemcpyHtoD)                                                              \
+  X(cuMemcpyDtoH)                                                              \
   X(cuMemFree)                                                                 \
   X(cuEventCreate)                                                             \
   X(cuEventRecord)                                                             \
@@ -71,8 +74,14 @@ struct State {
   Api api;
   std::string chip;
   CUstream stream = nullptr;
-  CUevent start = nullptr, stop = nullptr;
-  bool timing = false;
+  // A start and a stop event around each kernel and cuBLAS call queued
+  // since the last synchronization (the first `numTimed` pairs), and, when
+  // profiling, what each ran. Launches do not wait for the device: the
+  // host reads no device memory inside a step, so the stream is waited for
+  // only where the host reads (copies, the step's end) or frees memory.
+  std::vector<std::pair<CUevent, CUevent>> timedEvents;
+  std::vector<std::string> timedNames;
+  size_t numTimed = 0;
   cublasHandle_t cublas = nullptr;
   remat::runtime::AllocationCounter counter;
   double kernelMs = 0;
@@ -197,8 +206,6 @@ bool initializeLocked(State &state, int device, std::string &error) {
   REMAT_CHECK(api.cuDevicePrimaryCtxRetain(&context, handle));
   REMAT_CHECK(api.cuCtxSetCurrent(context));
   REMAT_CHECK(api.cuStreamCreate(&state.stream, CU_STREAM_DEFAULT));
-  REMAT_CHECK(api.cuEventCreate(&state.start, CU_EVENT_DEFAULT));
-  REMAT_CHECK(api.cuEventCreate(&state.stop, CU_EVENT_DEFAULT));
 
   void *cublas = loadLibrary(
       {"libcublas.so.13", "libcublas.so.12", "libcublas.so"}, error);
@@ -245,37 +252,60 @@ State &getInitializedState() {
   return state;
 }
 
+/// At most this many timed regions wait for a synchronization; one more
+/// synchronizes first, so that the events stay few.
+constexpr size_t kMaxTimedRegions = 4096;
+
+void synchronizeStream(State &state);
+
 void beginTimed(State &state) {
-  REMAT_CHECK(state.api.cuEventRecord(state.start, state.stream));
+  if (state.numTimed == kMaxTimedRegions)
+    synchronizeStream(state);
+  if (state.numTimed == state.timedEvents.size()) {
+    CUevent start = nullptr, stop = nullptr;
+    REMAT_CHECK(state.api.cuEventCreate(&start, CU_EVENT_DEFAULT));
+    REMAT_CHECK(state.api.cuEventCreate(&stop, CU_EVENT_DEFAULT));
+    state.timedEvents.push_back({start, stop});
+    state.timedNames.emplace_back();
+  }
+  REMAT_CHECK(state.api.cuEventRecord(state.timedEvents[state.numTimed].first,
+                                      state.stream));
 }
 
 void endTimed(State &state) {
-  REMAT_CHECK(state.api.cuEventRecord(state.stop, state.stream));
-  state.timing = true;
+  REMAT_CHECK(state.api.cuEventRecord(state.timedEvents[state.numTimed].second,
+                                      state.stream));
+  if (state.profile)
+    state.timedNames[state.numTimed] = state.timedName;
+  ++state.numTimed;
 }
 
-/// Waits for the stream and adds the last timed region to the counters.
+/// Waits for the stream and adds the timed regions since the last wait to
+/// the counters.
 void synchronizeStream(State &state) {
   REMAT_CHECK(state.api.cuStreamSynchronize(state.stream));
-  if (!state.timing)
-    return;
-  float ms = 0;
-  REMAT_CHECK(state.api.cuEventElapsedTime(&ms, state.start, state.stop));
   std::lock_guard<std::mutex> lock(state.mutex);
-  state.kernelMs += ms;
-  ++state.launchCount;
-  state.timing = false;
-  if (state.profile) {
-    auto &entry = state.profileByName[state.timedName];
-    entry.first += ms;
-    ++entry.second;
+  for (size_t i = 0; i < state.numTimed; ++i) {
+    float ms = 0;
+    auto [start, stop] = state.timedEvents[i];
+    REMAT_CHECK(state.api.cuEventElapsedTime(&ms, start, stop));
+    state.kernelMs += ms;
+    ++state.launchCount;
+    if (state.profile) {
+      auto &entry = state.profileByName[state.timedNames[i]];
+      entry.first += ms;
+      ++entry.second;
+    }
   }
+  state.numTimed = 0;
 }
 
 /// Device memory for `size` bytes: a block of that size freed earlier if
-/// there is one (BlockCache: a new managed allocation is mapped onto the
-/// device page by page as kernels first touch it), else a new managed
-/// allocation.
+/// there is one (BlockCache), else a new allocation. Plain device memory,
+/// not managed: the host never touches it inside a step (every buffer
+/// access is in a kernel, -remat-map-to-gpu), so no page ever migrates
+/// between host and device while a step runs; arguments and results cross
+/// with explicit copies (copyToDevice, copyToHost).
 void *allocate(size_t size, bool counted) {
   State &state = getInitializedState();
   size_t bytes = std::max<size_t>(size, 1);
@@ -286,17 +316,16 @@ void *allocate(size_t size, bool counted) {
   }
   if (!address) {
     CUdeviceptr ptr = 0;
-    CUresult result =
-        state.api.cuMemAllocManaged(&ptr, bytes, CU_MEM_ATTACH_GLOBAL);
+    CUresult result = state.api.cuMemAlloc(&ptr, bytes);
     if (result == CUDA_ERROR_OUT_OF_MEMORY) {
       std::fprintf(stderr,
                    "remat cuda runtime: error: cannot allocate %zu bytes of "
-                   "managed memory: %s\n",
+                   "device memory: %s\n",
                    size, errorName(result).c_str());
       std::fflush(stderr);
       std::exit(remat::runtime::kAllocationFailureExitCode);
     }
-    check(result, "cuMemAllocManaged");
+    check(result, "cuMemAlloc");
     address = reinterpret_cast<void *>(ptr);
   }
   std::lock_guard<std::mutex> lock(state.mutex);
@@ -312,15 +341,21 @@ void release(void *ptr) {
   if (!ptr)
     return;
   State &state = getInitializedState();
-  std::lock_guard<std::mutex> lock(state.mutex);
-  state.counter.freed(ptr);
-  auto block = state.blockSizes.find(ptr);
-  if (block == state.blockSizes.end())
-    die("free of a pointer the CUDA runtime did not allocate");
-  void *evicted = state.freeBlocks.keep(ptr, block->second);
-  state.blockSizes.erase(block);
-  if (evicted)
-    REMAT_CHECK(state.api.cuMemFree(reinterpret_cast<CUdeviceptr>(evicted)));
+  void *evicted = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    state.counter.freed(ptr);
+    auto block = state.blockSizes.find(ptr);
+    if (block == state.blockSizes.end())
+      die("free of a pointer the CUDA runtime did not allocate");
+    evicted = state.freeBlocks.keep(ptr, block->second);
+    state.blockSizes.erase(block);
+  }
+  if (!evicted)
+    return;
+  // Kernels still queued may use it.
+  synchronizeStream(state);
+  REMAT_CHECK(state.api.cuMemFree(reinterpret_cast<CUdeviceptr>(evicted)));
 }
 
 /// How cuBLAS reads one operand: in column-major terms a row-major
@@ -372,7 +407,6 @@ void gemm(const float *a, const int64_t *aStrides, int64_t strideA,
                     &one, c, opC.leading, strideC, batch),
                 "cublasSgemmStridedBatched");
   endTimed(state);
-  synchronizeStream(state);
 }
 
 } // namespace
@@ -425,19 +459,29 @@ extern "C" void *mgpuStreamCreate() { return getInitializedState().stream; }
 
 extern "C" void mgpuStreamDestroy(void *) {}
 
-extern "C" void mgpuStreamSynchronize(void *) {
-  synchronizeStream(getInitializedState());
-}
+/// The lowering waits for the stream after every launch; nothing on the
+/// host reads what a kernel wrote before the runtime's own waits (see
+/// State), so this wait is left to them.
+extern "C" void mgpuStreamSynchronize(void *) {}
 
 extern "C" void *remat_cuda_alloc(size_t size) { return allocate(size, true); }
 
 extern "C" void *remat_cuda_aligned_alloc(size_t, size_t size) {
-  // Managed allocations are aligned to (at least) 256 bytes, more than any
-  // alignment memref lowering asks for.
+  // cuMemAlloc aligns to (at least) 256 bytes, more than any alignment
+  // memref lowering asks for.
   return allocate(size, true);
 }
 
 extern "C" void remat_cuda_free(void *ptr) { release(ptr); }
+
+extern "C" void mgpuMemcpy(void *dst, void *src, size_t bytes, void *) {
+  if (bytes == 0)
+    return;
+  State &state = getInitializedState();
+  synchronizeStream(state);
+  REMAT_CHECK(state.api.cuMemcpy(reinterpret_cast<CUdeviceptr>(dst),
+                                 reinterpret_cast<CUdeviceptr>(src), bytes));
+}
 
 extern "C" void _mlir_ciface_remat_cuda_matmul_f32(RematCudaMemRef2D *a,
                                                    RematCudaMemRef2D *b,
@@ -498,6 +542,24 @@ void *remat::cuda::allocateInput(size_t size) { return allocate(size, false); }
 
 void remat::cuda::freeInput(void *ptr) { release(ptr); }
 
+void remat::cuda::copyToDevice(void *device, const void *host, size_t bytes) {
+  if (bytes == 0)
+    return;
+  State &state = getInitializedState();
+  synchronizeStream(state);
+  REMAT_CHECK(state.api.cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(device),
+                                     host, bytes));
+}
+
+void remat::cuda::copyToHost(void *host, const void *device, size_t bytes) {
+  if (bytes == 0)
+    return;
+  State &state = getInitializedState();
+  synchronizeStream(state);
+  REMAT_CHECK(state.api.cuMemcpyDtoH(
+      host, reinterpret_cast<CUdeviceptr>(device), bytes));
+}
+
 void remat::cuda::synchronize() { synchronizeStream(getInitializedState()); }
 
 const Symbol *remat::cuda::getSymbols(size_t &count) {
@@ -516,6 +578,7 @@ const Symbol *remat::cuda::getSymbols(size_t &count) {
       REMAT_ENTRY(remat_cuda_alloc),
       REMAT_ENTRY(remat_cuda_aligned_alloc),
       REMAT_ENTRY(remat_cuda_free),
+      REMAT_ENTRY(mgpuMemcpy),
       REMAT_ENTRY(_mlir_ciface_remat_cuda_matmul_f32),
       REMAT_ENTRY(_mlir_ciface_remat_cuda_batch_matmul_f32),
   };

@@ -32,9 +32,12 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
 void *mgpuStreamCreate();
 void mgpuStreamDestroy(void *stream);
 void mgpuStreamSynchronize(void *stream);
+/// gpu.memcpy: `bytes` from `src` to `dst`, either in host or device memory
+/// (a global's device copy, -remat-map-to-gpu), after the queued work.
+void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream);
 
-/// Device allocation of generated code (managed memory, so that the host
-/// can read results and fill constants), counted.
+/// Device allocation of generated code (device memory: the host reads
+/// results and fills constants through explicit copies), counted.
 void *remat_cuda_alloc(size_t size);
 void *remat_cuda_aligned_alloc(size_t alignment, size_t size);
 void remat_cuda_free(void *ptr);
@@ -80,8 +83,13 @@ bool isLiveAllocation(const void *ptr);
 
 /// Uncounted device buffers for a host's inputs (caller-owned, as on the
 /// CPU), readable and writable from the host after synchronize().
+/// Device memory for an argument, not counted as the step's.
 void *allocateInput(size_t size);
 void freeInput(void *ptr);
+/// Copies between host memory and the device memory of this runtime, after
+/// the work queued so far.
+void copyToDevice(void *device, const void *host, size_t bytes);
+void copyToHost(void *host, const void *device, size_t bytes);
 /// Waits for all work of the runtime's stream.
 void synchronize();
 

@@ -320,6 +320,34 @@ void *copyTensorResult(const ValueSpec &spec, void *slot,
   }
 }
 
+/// copyTensorResult for a result in this target's memory: on CUDA, the
+/// elements the descriptor spans are copied to the host first, and read
+/// there through a descriptor of the same sizes and strides.
+void *copyTensorResultToHost(const ValueSpec &spec, void *slot,
+                             std::vector<uint8_t> &out) {
+#ifdef REMAT_ENABLE_CUDA
+  if (target == Target::CUDA && spec.numElements() != 0) {
+    // allocated, aligned, offset, sizes[rank], strides[rank].
+    int64_t rank = spec.shape.size();
+    std::vector<int64_t> descriptor(3 + 2 * rank);
+    std::memcpy(descriptor.data(), slot, descriptor.size() * sizeof(int64_t));
+    int64_t span = 1;
+    for (int64_t d = 0; d < rank; ++d)
+      span += (descriptor[3 + d] - 1) * descriptor[3 + rank + d];
+    std::vector<uint8_t> mirror(span * spec.elementSize);
+    auto *first = reinterpret_cast<uint8_t *>(descriptor[1]) +
+                  descriptor[2] * spec.elementSize;
+    cuda::copyToHost(mirror.data(), first, mirror.size());
+    void *allocated = reinterpret_cast<void *>(descriptor[0]);
+    descriptor[1] = reinterpret_cast<int64_t>(mirror.data());
+    descriptor[2] = 0;
+    copyTensorResult(spec, descriptor.data(), out);
+    return allocated;
+  }
+#endif
+  return copyTensorResult(spec, slot, out);
+}
+
 std::string describe(Type type) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -725,8 +753,8 @@ struct RunResult {
   double kernelMs = 0;
 };
 
-/// Buffers for the arguments: host memory for the CPU, device (managed)
-/// memory the host can fill for CUDA; neither is counted as the step's.
+/// Buffers for the arguments: host memory for the CPU, device memory for
+/// CUDA (filled by fillArgument); neither is counted as the step's.
 uint8_t *allocateArgument(size_t size, std::vector<uint8_t> &host) {
 #ifdef REMAT_ENABLE_CUDA
   if (target == Target::CUDA)
@@ -736,6 +764,15 @@ uint8_t *allocateArgument(size_t size, std::vector<uint8_t> &host) {
   host.assign(size + 64, 0);
   return reinterpret_cast<uint8_t *>(
       llvm::alignTo(reinterpret_cast<uintptr_t>(host.data()), 64));
+}
+
+/// Copies an input's bytes into its argument buffer.
+void fillArgument(uint8_t *buffer, const std::vector<uint8_t> &data) {
+#ifdef REMAT_ENABLE_CUDA
+  if (target == Target::CUDA)
+    return cuda::copyToDevice(buffer, data.data(), data.size());
+#endif
+  std::memcpy(buffer, data.data(), data.size());
 }
 
 void freeArgument(uint8_t *ptr) {
@@ -804,7 +841,7 @@ RunResult runOnce(Program &program, const std::vector<NpyArray> &inputs) {
     const ValueSpec &spec = program.args[i];
     uint8_t *aligned = allocateArgument(inputs[i].data.size(), argData[i]);
     argBuffers[i] = aligned;
-    std::memcpy(aligned, inputs[i].data.data(), inputs[i].data.size());
+    fillArgument(aligned, inputs[i].data);
     if (!spec.isTensor) {
       packed.push_back(aligned);
       continue;
@@ -839,7 +876,7 @@ RunResult runOnce(Program &program, const std::vector<NpyArray> &inputs) {
       std::memcpy(array.data.data(), slot, spec.elementSize);
     } else {
       void *allocated =
-          copyTensorResult(spec, const_cast<uint8_t *>(slot), array.data);
+          copyTensorResultToHost(spec, const_cast<uint8_t *>(slot), array.data);
       // Returned buffers belong to the caller; arguments returned as they
       // are belong to this tool.
       if (isReturnedBuffer(allocated))

@@ -295,8 +295,8 @@ void mapSequentialLoop(RewriterBase &rewriter, scf::ForOp loop) {
 }
 
 /// Gives a host global that device code reads a device copy, allocated and
-/// filled on the host right after `global` and freed after its last use in
-/// the block.
+/// uploaded (gpu.memcpy) right after `global` and freed after its last use
+/// in the block. The host never reads or writes device memory itself.
 void copyGlobalToDevice(RewriterBase &rewriter, memref::GetGlobalOp global) {
   SmallVector<OpOperand *> deviceUses;
   for (OpOperand &use : global->getUses())
@@ -309,7 +309,13 @@ void copyGlobalToDevice(RewriterBase &rewriter, memref::GetGlobalOp global) {
   auto type = cast<MemRefType>(global.getType());
   Value copy = memref::AllocOp::create(
       rewriter, loc, MemRefType::get(type.getShape(), type.getElementType()));
-  memref::CopyOp::create(rewriter, loc, global, copy);
+  auto tokenType = gpu::AsyncTokenType::get(rewriter.getContext());
+  Value start = gpu::WaitOp::create(rewriter, loc, tokenType, ValueRange{})
+                    .getAsyncToken();
+  Value copied = gpu::MemcpyOp::create(rewriter, loc, tokenType,
+                                       ValueRange{start}, copy, global)
+                     .getAsyncToken();
+  gpu::WaitOp::create(rewriter, loc, Type(), ValueRange{copied});
   Block *block = global->getBlock();
   Operation *last = copy.getDefiningOp();
   for (OpOperand *use : deviceUses) {
@@ -324,6 +330,27 @@ void copyGlobalToDevice(RewriterBase &rewriter, memref::GetGlobalOp global) {
   }
   rewriter.setInsertionPointAfter(last);
   memref::DeallocOp::create(rewriter, loc, copy);
+}
+
+/// Moves a linalg op without loops (a scalar's update: a loss, a sum's
+/// final rounding) into a one-thread grid, where it becomes plain loads and
+/// stores: on the host they would read device memory.
+LogicalResult mapScalarOp(RewriterBase &rewriter, linalg::LinalgOp op) {
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  Operation *anchor = nullptr;
+  createGrid(rewriter, loc, one, /*blockSize=*/1,
+             [&](OpBuilder &b, Location, Value) {
+               anchor = arith::ConstantIndexOp::create(b, loc, 0);
+             });
+  rewriter.moveOpAfter(op, anchor);
+  rewriter.eraseOp(anchor);
+  rewriter.setInsertionPoint(op);
+  if (failed(linalg::linalgOpToParallelLoops(rewriter, op)))
+    return op.emitOpError("cannot be lowered for the GPU");
+  rewriter.eraseOp(op);
+  return success();
 }
 
 struct RematMapToGPUPass
@@ -353,8 +380,10 @@ struct RematMapToGPUPass
     for (memref::GetGlobalOp op : globals)
       copyGlobalToDevice(rewriter, op);
 
-    SmallVector<linalg::LinalgOp> linalgOps;
-    func.walk([&](linalg::LinalgOp op) { linalgOps.push_back(op); });
+    SmallVector<linalg::LinalgOp> linalgOps, scalarOps;
+    func.walk([&](linalg::LinalgOp op) {
+      (op.getNumLoops() == 0 ? scalarOps : linalgOps).push_back(op);
+    });
     for (linalg::LinalgOp op : linalgOps) {
       if (succeeded(mapReductionToBlocks(rewriter, op))) {
         rewriter.eraseOp(op);
@@ -392,6 +421,23 @@ struct RematMapToGPUPass
       }
       mapSequentialLoop(rewriter, loop);
     }
+    for (linalg::LinalgOp op : scalarOps)
+      if (failed(mapScalarOp(rewriter, op)))
+        return signalPassFailure();
+
+    // What is left on the host must not touch a buffer: device memory is
+    // not the host's to read.
+    WalkResult result = func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<gpu::LaunchOp, scf::ParallelOp>(op))
+        return WalkResult::skip();
+      if (!isa<memref::LoadOp, memref::StoreOp, memref::CopyOp>(op))
+        return WalkResult::advance();
+      op->emitOpError("reads or writes a device buffer on the host; the CUDA "
+                      "lowering runs every buffer access in a kernel");
+      return WalkResult::interrupt();
+    });
+    if (result.wasInterrupted())
+      return signalPassFailure();
   }
 };
 

@@ -1,8 +1,9 @@
 // RUN: remat-opt %s -pass-pipeline='builtin.module(func.func(remat-map-to-gpu))' | FileCheck %s
 
 // Checks what -remat-map-to-gpu makes of a bufferized step, without a GPU:
-// a global that a linalg op reads gets a device copy, allocated and filled
-// before the op and freed after it; the elementwise op becomes a grid of
+// a global that a linalg op reads gets a device copy, allocated and
+// uploaded (gpu.memcpy, not a host copy into device memory) before the op
+// and freed after it; the elementwise op becomes a grid of
 // 256-thread blocks over its 32 elements, with a bounds check; the
 // reduction to a scalar, 32 terms (too few for a block per output), runs
 // sequentially in one thread (its order does not depend on the launch); the
@@ -11,7 +12,9 @@
 // CHECK-SAME: (%[[X:.*]]: memref<8x4xf32>, %[[Y:.*]]: memref<8x4xf32>, %[[S:.*]]: memref<f32>)
 // CHECK: %[[G:.*]] = memref.get_global @table : memref<4xf32>
 // CHECK-NEXT: %[[D:.*]] = memref.alloc() : memref<4xf32>
-// CHECK-NEXT: memref.copy %[[G]], %[[D]]
+// CHECK-NEXT: %[[W:.*]] = gpu.wait async
+// CHECK-NEXT: %[[M:.*]] = gpu.memcpy async [%[[W]]] %[[D]], %[[G]] : memref<4xf32>, memref<4xf32>
+// CHECK-NEXT: gpu.wait [%[[M]]]
 // CHECK: %[[C256:.*]] = arith.constant 256 : index
 // CHECK-NEXT: %[[BLOCKS:.*]] = arith.ceildivui %[[N:.*]], %[[C256]] : index
 // CHECK: scf.parallel (%[[B:.*]]) = (%{{.*}}) to (%[[BLOCKS]])
@@ -125,5 +128,32 @@ func.func @no_block_reduction(%x: memref<4096xf32>, %s: memref<f32>, %y: memref<
       %d = arith.addf %a, %acc : f32
       linalg.yield %d : f32
     }
+  return
+}
+
+// An op without loops (a loss's final update) runs in a one-thread grid:
+// on the host its loads and stores would read device memory.
+// CHECK-LABEL: func.func @scalar
+// CHECK-SAME: (%[[A:.*]]: memref<f32>, %[[B:.*]]: memref<f64>)
+// CHECK: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[ONE]])
+// CHECK-NEXT: scf.parallel
+// CHECK: %[[X:.*]] = memref.load %[[B]][]
+// CHECK-NEXT: %[[Y:.*]] = memref.load %[[A]][]
+// CHECK-NEXT: %[[T:.*]] = arith.truncf %[[X]]
+// CHECK-NEXT: %[[S:.*]] = arith.addf %[[T]], %[[Y]]
+// CHECK-NEXT: memref.store %[[S]], %[[A]][]
+// CHECK: processor = thread_x
+// CHECK: processor = block_x
+// CHECK-NEXT: return
+func.func @scalar(%a: memref<f32>, %b: memref<f64>) {
+  linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>],
+                  iterator_types = []}
+      ins(%b : memref<f64>) outs(%a : memref<f32>) {
+  ^bb0(%x: f64, %o: f32):
+    %t = arith.truncf %x : f64 to f32
+    %s = arith.addf %t, %o : f32
+    linalg.yield %s : f32
+  }
   return
 }
