@@ -88,6 +88,15 @@ if _torch_python and subprocess.call(
 else:
     lit_config.note("no PyTorch venv (scripts/torch-venv): test/Torch is skipped")
 
+# `mlir-runner` when LLVM's tools include it (Debian's mlir-22-tools), with
+# its runtime libraries: tests that run memref-level IR on the CPU.
+_mlir_lib_dir = os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")
+if os.path.exists(os.path.join(config.llvm_tools_dir, "mlir-runner")) and os.path.exists(
+    os.path.join(_mlir_lib_dir, "libmlir_runner_utils.so")
+):
+    config.available_features.add("mlir-runner")
+    config.substitutions.append(("%mlir_lib_dir", _mlir_lib_dir))
+
 # `sanitize` on the ASan+UBSan build (build-sanitize/), for the few tests too
 # slow to run twice.
 if config.remat_sanitize:

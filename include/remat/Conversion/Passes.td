@@ -294,13 +294,33 @@ def RematConvToBlasPass : Pass<"remat-conv-to-blas", "mlir::ModuleOp"> {
     ...
     call @remat_conv2d_f32(%vx, %vw, %vy, %c1_i64, %c1_i64, %c1_i64, %c1_i64)
     ```
+
+    With `cuda=true` (the CUDA lowering) a convolution of one group becomes
+    GEMMs for cuBLAS instead, in tiles of whole images whose im2col buffer
+    holds at most 2 MiB: per tile, a `linalg.generic` gathers the image's
+    windows into a fresh buffer (the im2col matrix), and a
+    `linalg.batch_matmul` (forward form: the filter, broadcast over the
+    tile's images, times each image's matrix) or a `linalg.matmul` (filter
+    gradient: the response's tile times the windows, summed over the tile's
+    pixels) accumulates into the result, or into a buffer added to it after
+    the last tile where the result's layout is not one cuBLAS writes.
+    -remat-matmul-to-blas (`cuda=true`) then calls cuBLAS, and
+    -remat-map-to-gpu makes kernels of the gathers. The buffers are device
+    allocations of their own, outside the step's arena. Grouped and
+    depthwise convolutions stay loops.
   }];
+  let options = [
+    Option<"cuda", "cuda", "bool", /*default=*/"false",
+           "Rewrite into im2col gathers and matmuls for cuBLAS instead of "
+           "calls into the CPU runtime">
+  ];
   let statistics = [
     Statistic<"numConvolutions", "convolutions", "Convolutions that call the runtime">
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect",
     "mlir::func::FuncDialect",
+    "mlir::linalg::LinalgDialect",
     "mlir::LLVM::LLVMDialect",
     "mlir::memref::MemRefDialect"
   ];

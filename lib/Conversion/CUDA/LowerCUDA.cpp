@@ -73,6 +73,11 @@ void remat::buildRematLowerCUDAPipeline(OpPassManager &pm,
   buildRematBufferizePipeline(pm, options.fuseElementwise, options.planArena,
                               options.schedule);
   if (options.useCublas) {
+    // Convolutions as im2col gathers and matmuls first, as on the CPU's
+    // runtime, then every matmul to cuBLAS.
+    RematConvToBlasPassOptions convolutions;
+    convolutions.cuda = true;
+    pm.addPass(createRematConvToBlasPass(convolutions));
     RematMatmulToBlasPassOptions cublas;
     cublas.cuda = true;
     pm.addPass(createRematMatmulToBlasPass(cublas));
