@@ -839,13 +839,16 @@ RunResult runOnce(Program &program, const std::vector<NpyArray> &inputs) {
 
   for (size_t i = 0; i < numArgs; ++i) {
     const ValueSpec &spec = program.args[i];
+    if (!spec.isTensor) {
+      // A scalar is passed by value: the entry point's wrapper reads it on
+      // the host, whatever the target.
+      argData[i] = inputs[i].data;
+      packed.push_back(argData[i].data());
+      continue;
+    }
     uint8_t *aligned = allocateArgument(inputs[i].data.size(), argData[i]);
     argBuffers[i] = aligned;
     fillArgument(aligned, inputs[i].data);
-    if (!spec.isTensor) {
-      packed.push_back(aligned);
-      continue;
-    }
     descriptorPtrs[i] =
         descriptors.emplace_back(aligned, spec.shape).getDescriptor();
     packed.push_back(&descriptorPtrs[i]);
