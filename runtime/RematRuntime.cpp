@@ -196,14 +196,64 @@ using MatmulFn = void (*)(const float *a, int64_t aRowStride,
                           int64_t cRowStride, int64_t cColStride, int64_t m,
                           int64_t n, int64_t k);
 
+/// Products whose result has at most this many rows and columns, and at
+/// least kMinSplitDepth terms per element, are cut along k (a weight
+/// gradient: [features x features] summed over the batch).
+constexpr int64_t kMaxSplitExtent = 256;
+constexpr int64_t kMinSplitDepth = 512;
+/// The parts of such a product, each summing a contiguous range of k.
+constexpr int64_t kSplitParts = 4;
+
+/// C += A * B for a small C and a long k, in kSplitParts parts over ranges
+/// of k that the pool runs: the first part adds into C, each other into a
+/// zeroed partial of C's shape, and the partials are added to C in order.
+/// C's rows or columns would be few blocks, or uneven ones (3 blocks keep
+/// one of two threads waiting a third of the time), and each block would
+/// pack all of the other operand again; a part packs only its range. The
+/// parts depend on m, n and k alone, so the sums' order never depends on
+/// the number of threads.
+void matmulSplitDepth(const float *a, int64_t aRowStride, int64_t aColStride,
+                      const float *b, int64_t bRowStride, int64_t bColStride,
+                      float *c, int64_t cRowStride, int64_t cColStride,
+                      int64_t m, int64_t n, int64_t k) {
+  int64_t size = (k + kSplitParts - 1) / kSplitParts;
+  thread_local std::vector<float> storage;
+  storage.assign((kSplitParts - 1) * m * n, 0.0f);
+  float *partials = storage.data();
+  getThreadPool().parallelFor(kSplitParts, [&](int64_t part) {
+    int64_t first = part * size, count = std::min(size, k - first);
+    if (count <= 0)
+      return;
+    const float *aPart = a + first * aColStride;
+    const float *bPart = b + first * bRowStride;
+    if (part == 0)
+      matmul(aPart, aRowStride, aColStride, bPart, bRowStride, bColStride, c,
+             cRowStride, cColStride, m, n, count);
+    else
+      matmul(aPart, aRowStride, aColStride, bPart, bRowStride, bColStride,
+             partials + (part - 1) * m * n, n, 1, m, n, count);
+  });
+  for (int64_t part = 1; part < kSplitParts; ++part) {
+    const float *partial = partials + (part - 1) * m * n;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        c[i * cRowStride + j * cColStride] += partial[i * n + j];
+  }
+}
+
 /// C += A * B as matmul computes it, cut into blocks of C's rows (or
 /// columns, when it has more) that the pool runs; each block is one matmul
-/// over all of k. The blocks depend on m, n and k alone, so each element of
-/// C comes from the same call whatever the number of threads.
+/// over all of k. A small C with a long k is cut along k instead
+/// (matmulSplitDepth). The blocks depend on m, n and k alone, so each
+/// element of C comes from the same calls whatever the number of threads.
 void matmulBlocked(const float *a, int64_t aRowStride, int64_t aColStride,
                    const float *b, int64_t bRowStride, int64_t bColStride,
                    float *c, int64_t cRowStride, int64_t cColStride, int64_t m,
                    int64_t n, int64_t k) {
+  if (m * n * k >= kMinBlockedWork && m <= kMaxSplitExtent &&
+      n <= kMaxSplitExtent && k >= kMinSplitDepth)
+    return matmulSplitDepth(a, aRowStride, aColStride, b, bRowStride,
+                            bColStride, c, cRowStride, cColStride, m, n, k);
   bool byRows = m >= n;
   int64_t extent = byRows ? m : n;
   int64_t blocks =

@@ -152,6 +152,31 @@ TEST(ThreadPoolTest, MatmulThreadsBitIdentical) {
   checkMatmul(1024, 256, 64, false);
   checkMatmul(200, 1000, 33, false);
   checkMatmul(300, 130, 96, true);
+  // A small result and a long k: cut along k (a weight gradient), with a
+  // short last part.
+  checkMatmul(32, 224, 1024, true);
+  checkMatmul(64, 32, 1030, false);
+}
+
+TEST(ThreadPoolTest, MatmulCutAlongKSumsEveryTerm) {
+  // Cut along k into parts added in order: every term counted once, onto
+  // what C held, within float rounding of a double-precision product.
+  int64_t m = 32, n = 64, k = 1030;
+  std::mt19937 rng(11);
+  std::vector<float> a = randomMatrix(rng, m, k), b = randomMatrix(rng, k, n),
+                     c = randomMatrix(rng, m, n), c0 = c;
+  StridedMemRefType<float, 2> av = view2d(a, m, k), bv = view2d(b, k, n),
+                              cv = view2d(c, m, n);
+  setPoolThreads(2);
+  _mlir_ciface_remat_matmul_f32(&av, &bv, &cv);
+  setPoolThreads(1);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double expected = c0[i * n + j];
+      for (int64_t l = 0; l < k; ++l)
+        expected += double(a[i * k + l]) * double(b[l * n + j]);
+      EXPECT_NEAR(c[i * n + j], expected, 1e-3) << i << ", " << j;
+    }
 }
 
 TEST(ThreadPoolTest, BatchMatmulThreadsBitIdentical) {
