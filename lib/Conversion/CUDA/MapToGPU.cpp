@@ -279,18 +279,18 @@ LogicalResult mapReductionToBlocks(RewriterBase &rewriter,
   return success();
 }
 
-/// Moves a sequential loop nest (a reduction to a scalar) into a
-/// one-thread grid, so that it reads device buffers on the device.
-void mapSequentialLoop(RewriterBase &rewriter, scf::ForOp loop) {
-  rewriter.setInsertionPoint(loop);
-  Location loc = loop.getLoc();
+/// Moves `op` into a one-thread grid created in its place, so that it reads
+/// device buffers on the device.
+void moveIntoOneThread(RewriterBase &rewriter, Operation *op) {
+  rewriter.setInsertionPoint(op);
+  Location loc = op->getLoc();
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
   Operation *anchor = nullptr;
   createGrid(rewriter, loc, one, /*blockSize=*/1,
              [&](OpBuilder &b, Location, Value) {
                anchor = arith::ConstantIndexOp::create(b, loc, 0);
              });
-  rewriter.moveOpAfter(loop, anchor);
+  rewriter.moveOpAfter(op, anchor);
   rewriter.eraseOp(anchor);
 }
 
@@ -336,16 +336,7 @@ void copyGlobalToDevice(RewriterBase &rewriter, memref::GetGlobalOp global) {
 /// final rounding) into a one-thread grid, where it becomes plain loads and
 /// stores: on the host they would read device memory.
 LogicalResult mapScalarOp(RewriterBase &rewriter, linalg::LinalgOp op) {
-  rewriter.setInsertionPoint(op);
-  Location loc = op.getLoc();
-  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  Operation *anchor = nullptr;
-  createGrid(rewriter, loc, one, /*blockSize=*/1,
-             [&](OpBuilder &b, Location, Value) {
-               anchor = arith::ConstantIndexOp::create(b, loc, 0);
-             });
-  rewriter.moveOpAfter(op, anchor);
-  rewriter.eraseOp(anchor);
+  moveIntoOneThread(rewriter, op);
   rewriter.setInsertionPoint(op);
   if (failed(linalg::linalgOpToParallelLoops(rewriter, op)))
     return op.emitOpError("cannot be lowered for the GPU");
@@ -419,7 +410,8 @@ struct RematMapToGPUPass
                          "read device buffers");
         return signalPassFailure();
       }
-      mapSequentialLoop(rewriter, loop);
+      // A sequential loop nest (a reduction to a scalar).
+      moveIntoOneThread(rewriter, loop);
     }
     for (linalg::LinalgOp op : scalarOps)
       if (failed(mapScalarOp(rewriter, op)))
