@@ -50,8 +50,6 @@ struct Api {
   X(cuLaunchKernel)                                                            \
   X(cuMemAlloc)                                                                \
   X(cuMemcpy)                                                                  \
-  X(cuMemcpyHtoD)                                                              \
-  X(cuMemcpyDtoH)                                                              \
   X(cuMemFree)                                                                 \
   X(cuEventCreate)                                                             \
   X(cuEventRecord)                                                             \
@@ -305,7 +303,7 @@ void synchronizeStream(State &state) {
 /// not managed: the host never touches it inside a step (every buffer
 /// access is in a kernel, -remat-map-to-gpu), so no page ever migrates
 /// between host and device while a step runs; arguments and results cross
-/// with explicit copies (copyToDevice, copyToHost).
+/// with explicit copies (cuda::copy).
 void *allocate(size_t size, bool counted) {
   State &state = getInitializedState();
   size_t bytes = std::max<size_t>(size, 1);
@@ -475,12 +473,7 @@ extern "C" void *remat_cuda_aligned_alloc(size_t, size_t size) {
 extern "C" void remat_cuda_free(void *ptr) { release(ptr); }
 
 extern "C" void mgpuMemcpy(void *dst, void *src, size_t bytes, void *) {
-  if (bytes == 0)
-    return;
-  State &state = getInitializedState();
-  synchronizeStream(state);
-  REMAT_CHECK(state.api.cuMemcpy(reinterpret_cast<CUdeviceptr>(dst),
-                                 reinterpret_cast<CUdeviceptr>(src), bytes));
+  remat::cuda::copy(dst, src, bytes);
 }
 
 extern "C" void _mlir_ciface_remat_cuda_matmul_f32(RematCudaMemRef2D *a,
@@ -542,22 +535,14 @@ void *remat::cuda::allocateInput(size_t size) { return allocate(size, false); }
 
 void remat::cuda::freeInput(void *ptr) { release(ptr); }
 
-void remat::cuda::copyToDevice(void *device, const void *host, size_t bytes) {
+void remat::cuda::copy(void *dst, const void *src, size_t bytes) {
   if (bytes == 0)
     return;
   State &state = getInitializedState();
   synchronizeStream(state);
-  REMAT_CHECK(state.api.cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(device),
-                                     host, bytes));
-}
-
-void remat::cuda::copyToHost(void *host, const void *device, size_t bytes) {
-  if (bytes == 0)
-    return;
-  State &state = getInitializedState();
-  synchronizeStream(state);
-  REMAT_CHECK(state.api.cuMemcpyDtoH(
-      host, reinterpret_cast<CUdeviceptr>(device), bytes));
+  // Unified addressing: the driver tells host pointers from device ones.
+  REMAT_CHECK(state.api.cuMemcpy(reinterpret_cast<CUdeviceptr>(dst),
+                                 reinterpret_cast<CUdeviceptr>(src), bytes));
 }
 
 void remat::cuda::synchronize() { synchronizeStream(getInitializedState()); }

@@ -32,8 +32,7 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
 void *mgpuStreamCreate();
 void mgpuStreamDestroy(void *stream);
 void mgpuStreamSynchronize(void *stream);
-/// gpu.memcpy: `bytes` from `src` to `dst`, either in host or device memory
-/// (a global's device copy, -remat-map-to-gpu), after the queued work.
+/// gpu.memcpy (a global's device copy, -remat-map-to-gpu): cuda::copy.
 void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream);
 
 /// Device allocation of generated code (device memory: the host reads
@@ -86,10 +85,9 @@ bool isLiveAllocation(const void *ptr);
 /// Device memory for an argument, not counted as the step's.
 void *allocateInput(size_t size);
 void freeInput(void *ptr);
-/// Copies between host memory and the device memory of this runtime, after
-/// the work queued so far.
-void copyToDevice(void *device, const void *host, size_t bytes);
-void copyToHost(void *host, const void *device, size_t bytes);
+/// Copies `bytes` from `src` to `dst`, each in host memory or in this
+/// runtime's device memory, after the work queued so far.
+void copy(void *dst, const void *src, size_t bytes);
 /// Waits for all work of the runtime's stream.
 void synchronize();
 

@@ -337,7 +337,7 @@ void *copyTensorResultToHost(const ValueSpec &spec, void *slot,
     std::vector<uint8_t> mirror(span * spec.elementSize);
     auto *first = reinterpret_cast<uint8_t *>(descriptor[1]) +
                   descriptor[2] * spec.elementSize;
-    cuda::copyToHost(mirror.data(), first, mirror.size());
+    cuda::copy(mirror.data(), first, mirror.size());
     void *allocated = reinterpret_cast<void *>(descriptor[0]);
     descriptor[1] = reinterpret_cast<int64_t>(mirror.data());
     descriptor[2] = 0;
@@ -770,7 +770,7 @@ uint8_t *allocateArgument(size_t size, std::vector<uint8_t> &host) {
 void fillArgument(uint8_t *buffer, const std::vector<uint8_t> &data) {
 #ifdef REMAT_ENABLE_CUDA
   if (target == Target::CUDA)
-    return cuda::copyToDevice(buffer, data.data(), data.size());
+    return cuda::copy(buffer, data.data(), data.size());
 #endif
   std::memcpy(buffer, data.data(), data.size());
 }

@@ -413,8 +413,8 @@ static void buildGather(OpBuilder &b, Location loc, Value in, AffineMap inMap,
       });
 }
 
-/// A view of the buffer `source` (contiguous, offset 0, `count` elements or
-/// more) with the given sizes and strides.
+/// A view of `source` at a static offset with static sizes and strides,
+/// which the caller knows its layout allows.
 static Value buildView(OpBuilder &b, Location loc, Value source, int64_t offset,
                        ArrayRef<int64_t> sizes, ArrayRef<int64_t> strides) {
   auto type =
@@ -507,11 +507,12 @@ static LogicalResult rewriteForCublas(RewriterBase &rewriter,
                            ValueRange{buffer});
   };
   rewriter.setInsertionPoint(op);
+  // The filter as a matrix: [F, C * KH * KW].
+  constexpr Role kFilterOrder[] = {kF, kC, kKH, kKW};
 
   if (!conv.writesFilter) {
     // response[n, f, p] += filter[f, k] * windows[n, k, p], the filter
     // copied into a matrix and broadcast over the tile's images.
-    constexpr Role kFilterOrder[] = {kF, kC, kKH, kKW};
     constexpr Role kWindowOrder[] = {kN, kC, kKH, kKW, kOH, kOW};
     constexpr Role kResponseOrder[] = {kN, kF, kOH, kOW};
     Value matrix = alloc({f, c, kh, kw});
@@ -560,7 +561,6 @@ static LogicalResult rewriteForCublas(RewriterBase &rewriter,
 
   // filter[f, k] += response[f, (n, p)] * windows[(n, p), k], over the
   // tile's images and pixels, tile after tile.
-  constexpr Role kFilterOrder[] = {kF, kC, kKH, kKW};
   constexpr Role kWindowOrder[] = {kN, kOH, kOW, kC, kKH, kKW};
   constexpr Role kResponseOrder[] = {kF, kN, kOH, kOW};
   auto direct = getRoleStrides(op, conv, filter, maps[conv.filter],
