@@ -218,27 +218,38 @@ void matmulSplitDepth(const float *a, int64_t aRowStride, int64_t aColStride,
                       int64_t m, int64_t n, int64_t k) {
   int64_t size = (k + kSplitParts - 1) / kSplitParts;
   thread_local std::vector<float> storage;
-  storage.assign((kSplitParts - 1) * m * n, 0.0f);
+  storage.resize((kSplitParts - 1) * m * n);
   float *partials = storage.data();
   getThreadPool().parallelFor(kSplitParts, [&](int64_t part) {
     int64_t first = part * size, count = std::min(size, k - first);
-    if (count <= 0)
-      return;
     const float *aPart = a + first * aColStride;
     const float *bPart = b + first * bRowStride;
-    if (part == 0)
+    if (part == 0) {
       matmul(aPart, aRowStride, aColStride, bPart, bRowStride, bColStride, c,
              cRowStride, cColStride, m, n, count);
-    else
+      return;
+    }
+    // Each part zeroes its own partial: a short last part (or an empty one)
+    // adds zeros.
+    float *partial = partials + (part - 1) * m * n;
+    std::fill(partial, partial + m * n, 0.0f);
+    if (count > 0)
       matmul(aPart, aRowStride, aColStride, bPart, bRowStride, bColStride,
-             partials + (part - 1) * m * n, n, 1, m, n, count);
+             partial, n, 1, m, n, count);
   });
-  for (int64_t part = 1; part < kSplitParts; ++part) {
-    const float *partial = partials + (part - 1) * m * n;
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j)
-        c[i * cRowStride + j * cColStride] += partial[i * n + j];
-  }
+  // C's rows take the partials in order, in blocks the pool runs.
+  int64_t rowBlocks = std::min<int64_t>(m, kSplitParts);
+  int64_t rowsPerBlock = (m + rowBlocks - 1) / rowBlocks;
+  getThreadPool().parallelFor(rowBlocks, [&](int64_t block) {
+    int64_t end = std::min(m, (block + 1) * rowsPerBlock);
+    for (int64_t i = block * rowsPerBlock; i < end; ++i)
+      for (int64_t part = 1; part < kSplitParts; ++part) {
+        const float *partial = partials + (part - 1) * m * n + i * n;
+        float *row = c + i * cRowStride;
+        for (int64_t j = 0; j < n; ++j)
+          row[j * cColStride] += partial[j];
+      }
+  });
 }
 
 /// C += A * B as matmul computes it, cut into blocks of C's rows (or

@@ -358,7 +358,7 @@ def RematStridedCopiesToLinalgPass
 
 def RematSplitReductionsPass
     : InterfacePass<"remat-split-reductions", "mlir::FunctionOpInterface"> {
-  let summary = "Sum a reduction along its innermost dimension into lane partials first";
+  let summary = "Sum a reduction into lane partials (innermost dimension) or parts (outermost) first";
   let description = [{
     A reduction whose innermost loop dimension is a reduction adds its terms
     one after the other into one accumulator: a chain of dependent adds
@@ -386,6 +386,20 @@ def RematSplitReductionsPass
     are split, and only while the partials take at most 64 KiB of stack;
     the buffer is a `memref.alloca` in the function's entry block, outside
     the step's heap plan.
+
+    A reduction along its outermost loop dimension (a column sum over a
+    batch's rows: a bias's or a norm's gradient, a loss) runs as one loop
+    that no thread can share, since every iteration adds into every output.
+    Such a dimension (R terms) is cut the same way into P parts of R/P
+    terms, the parts a parallel dimension that leads the partials' shape
+    ([P, output shape...]); the partials then fold into the output, part 0
+    first. P is the largest of 16, 8, 4 and 2 that divides R and leaves at
+    least 32 terms per output in each part and at most 64 KiB of partials,
+    for an op of at least 2^15 iterations whose parallel dimensions other
+    than the innermost (which vector code takes) run fewer than 16: an op
+    with more (batch norm's per-channel sums) already runs its outputs on
+    the threads. A lane split's first op, whose outermost dimension is still
+    the original one, is cut into parts after the lanes.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::memref::MemRefDialect",
@@ -395,7 +409,9 @@ def RematSplitReductionsPass
            "Bits of one output's partials (16 f32 lanes at 512)">
   ];
   let statistics = [
-    Statistic<"numSplit", "split", "Reductions split into lane partials">
+    Statistic<"numSplit", "split", "Reductions split into lane partials">,
+    Statistic<"numPartsSplit", "parts-split",
+              "Reductions cut into parts along their outermost dimension">
   ];
 }
 

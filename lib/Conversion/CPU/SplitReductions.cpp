@@ -1,8 +1,10 @@
-//===- SplitReductions.cpp - Lane partials of innermost reductions --------===//
+//===- SplitReductions.cpp - Partials of reductions -----------------------===//
 //
 // This file implements -remat-split-reductions: a reduction along its
-// innermost loop dimension first sums into independent lane partials, then
-// folds the partials into its output, so that its adds are not one chain.
+// innermost loop dimension first sums into independent lane partials, so
+// that its adds are not one chain; a reduction along its outermost one
+// first sums into parts, so that threads can share it; then the partials
+// fold into the output in order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,29 +30,52 @@ namespace {
 constexpr int64_t kMaxPartialBytes = int64_t(64) << 10;
 /// The fewest terms per output, in multiples of the lanes, worth a split.
 constexpr int64_t kMinChunksPerOutput = 4;
+/// A reduction along its outermost loop dimension is cut into at most this
+/// many parts...
+constexpr int64_t kMaxParts = 16;
+/// ... of at least this many terms per output each...
+constexpr int64_t kMinTermsPerPart = 32;
+/// ... when its loops run at least this many iterations in all, and its
+/// parallel dimensions other than the innermost (which vector code takes)
+/// fewer than this many: threads then have nothing else to share.
+constexpr int64_t kMinPartsWork = int64_t(1) << 15;
+constexpr int64_t kMinParallelOutside = 16;
 
-/// What a split needs to know of an op it applies to.
+/// How a reduction is split: loop dimension `dim` (a reduction, `outer` *
+/// `inner` iterations) becomes two, `outer` iterations of `inner`, and the
+/// outer one (parts, leading the partials' shape) or the inner one (lanes,
+/// ending it) becomes a parallel dimension that indexes the partials.
 struct Split {
   Operation *combiner;
   TypedAttr neutral;
-  int64_t lanes;
+  unsigned dim;
+  int64_t outer, inner;
+  bool partsOuter;
 };
 
-/// The split of `op`, if it has one (see the pass's description).
-std::optional<Split> getSplit(linalg::LinalgOp op, int64_t partialBits) {
+/// The combiner and neutral element of `op` if its reduction may be split
+/// at all, with the float buffer it accumulates into.
+std::optional<Split> getSplittable(linalg::LinalgOp op,
+                                   MemRefType &outputType) {
   Operation *combiner = remat::getReorderableCombiner(op);
   if (!combiner || !op.hasOnlyProjectedPermutations() ||
       !op.getBlock()->getOps<linalg::IndexOp>().empty())
     return std::nullopt;
+  outputType = dyn_cast<MemRefType>(op.getDpsInitOperand(0)->get().getType());
+  if (!outputType || !isa<FloatType>(outputType.getElementType()))
+    return std::nullopt;
+  return Split{combiner, *arith::getNeutralElement(combiner), 0, 0, 0, false};
+}
+
+/// The lane split of `op`, if it has one (see the pass's description).
+std::optional<Split> getLaneSplit(linalg::LinalgOp op, int64_t partialBits) {
+  MemRefType outputType;
+  std::optional<Split> split = getSplittable(op, outputType);
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   unsigned innermost = op.getNumLoops() - 1;
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  auto outputType =
-      dyn_cast<MemRefType>(op.getDpsInitOperand(0)->get().getType());
-  if (!linalg::isReductionIterator(iterators[innermost]) || !outputType ||
-      !isa<FloatType>(outputType.getElementType()))
+  if (!split || !linalg::isReductionIterator(iterators[innermost]))
     return std::nullopt;
-  TypedAttr neutral = *arith::getNeutralElement(combiner);
   unsigned bits = outputType.getElementTypeBitWidth();
   int64_t lanes = partialBits / bits;
   if (lanes < 2 || ranges[innermost] % lanes != 0)
@@ -63,23 +88,61 @@ std::optional<Split> getSplit(linalg::LinalgOp op, int64_t partialBits) {
   if (terms < kMinChunksPerOutput * lanes ||
       outputs * lanes * (bits / 8) > kMaxPartialBytes)
     return std::nullopt;
-  return Split{combiner, neutral, lanes};
+  split->dim = innermost;
+  split->outer = ranges[innermost] / lanes;
+  split->inner = lanes;
+  return split;
 }
 
-/// Rewrites `op` into its lane partials and their fold (see the pass's
-/// description).
-void splitReduction(RewriterBase &rewriter, linalg::LinalgOp op,
-                    const Split &split) {
+/// The parts split of `op`, if it has one (see the pass's description).
+std::optional<Split> getPartsSplit(linalg::LinalgOp op) {
+  MemRefType outputType;
+  std::optional<Split> split = getSplittable(op, outputType);
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (!split || !linalg::isReductionIterator(op.getIteratorTypesArray()[0]) ||
+      ShapedType::isDynamic(ranges[0]))
+    return std::nullopt;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  int64_t work = 1, parallelOutside = 1;
+  for (auto [dim, range] : llvm::enumerate(ranges)) {
+    work = ShapedType::isDynamic(range) ? 0 : work * range;
+    if (dim + 1 < ranges.size() && linalg::isParallelIterator(iterators[dim]))
+      parallelOutside *= range;
+  }
+  if (work < kMinPartsWork || parallelOutside >= kMinParallelOutside)
+    return std::nullopt;
+  int64_t outputs = outputType.getNumElements();
+  int64_t terms = work / outputs;
+  int64_t partBytes = outputs * (outputType.getElementTypeBitWidth() / 8);
+  int64_t parts = kMaxParts;
+  while (parts >= 2 &&
+         (ranges[0] % parts != 0 || terms / parts < kMinTermsPerPart ||
+          parts * partBytes > kMaxPartialBytes))
+    parts /= 2;
+  if (parts < 2)
+    return std::nullopt;
+  split->outer = parts;
+  split->inner = ranges[0] / parts;
+  split->partsOuter = true;
+  return split;
+}
+
+/// Rewrites `op` into its partials and their fold (see the pass's
+/// description); returns the op that computes the partials.
+linalg::GenericOp splitReduction(RewriterBase &rewriter, linalg::LinalgOp op,
+                                 const Split &split) {
   MLIRContext *context = op.getContext();
   Location loc = op.getLoc();
-  unsigned loops = op.getNumLoops(), innermost = loops - 1;
-  int64_t lanes = split.lanes;
+  unsigned loops = op.getNumLoops();
+  int64_t parts = split.partsOuter ? split.outer : split.inner;
   OpOperand *init = op.getDpsInitOperand(0);
   auto outputType = cast<MemRefType>(init->get().getType());
 
-  // The partials, [output shape..., lanes], on the stack of the function.
+  // The partials, on the stack of the function: [parts, output shape...]
+  // or [output shape..., lanes].
   SmallVector<int64_t> partialShape(outputType.getShape());
-  partialShape.push_back(lanes);
+  partialShape.insert(
+      split.partsOuter ? partialShape.begin() : partialShape.end(), parts);
   auto partialType = MemRefType::get(partialShape, outputType.getElementType());
   Value partials;
   {
@@ -92,11 +155,16 @@ void splitReduction(RewriterBase &rewriter, linalg::LinalgOp op,
   Value neutral = arith::ConstantOp::create(rewriter, loc, split.neutral);
   linalg::FillOp::create(rewriter, loc, neutral, partials);
 
-  // Stage 1: loops d0..d(n-2), then the chunk (reduction), then the lane
-  // (parallel); an operand indexed by the innermost dimension is read
-  // through a view that cuts that dimension into [chunks, lanes].
-  AffineExpr chunk = getAffineDimExpr(innermost, context);
-  AffineExpr lane = getAffineDimExpr(innermost + 1, context);
+  // Stage 1: dimension `dim` becomes `outer` then `inner`, the later
+  // dimensions move one down; an operand indexed by `dim` is read through a
+  // view that cuts that dimension into [outer, inner].
+  auto getDim = [&](AffineExpr expr) {
+    unsigned position = cast<AffineDimExpr>(expr).getPosition();
+    return getAffineDimExpr(position > split.dim ? position + 1 : position,
+                            context);
+  };
+  AffineExpr outer = getAffineDimExpr(split.dim, context);
+  AffineExpr inner = getAffineDimExpr(split.dim + 1, context);
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
   for (OpOperand *input : op.getDpsInputOperands()) {
@@ -105,11 +173,11 @@ void splitReduction(RewriterBase &rewriter, linalg::LinalgOp op,
     SmallVector<AffineExpr> results;
     std::optional<unsigned> position = std::nullopt;
     for (auto [i, result] : llvm::enumerate(map.getResults())) {
-      if (cast<AffineDimExpr>(result).getPosition() == innermost) {
+      if (cast<AffineDimExpr>(result).getPosition() == split.dim) {
         position = i;
-        results.append({chunk, lane});
+        results.append({outer, inner});
       } else {
-        results.push_back(result);
+        results.push_back(getDim(result));
       }
     }
     if (position) {
@@ -120,7 +188,7 @@ void splitReduction(RewriterBase &rewriter, linalg::LinalgOp op,
         if (dim == static_cast<int64_t>(*position)) {
           reassociation.push_back({static_cast<int64_t>(shape.size()),
                                    static_cast<int64_t>(shape.size()) + 1});
-          shape.append({type.getDimSize(dim) / lanes, lanes});
+          shape.append({split.outer, split.inner});
           continue;
         }
         reassociation.push_back({static_cast<int64_t>(shape.size())});
@@ -132,12 +200,17 @@ void splitReduction(RewriterBase &rewriter, linalg::LinalgOp op,
     inputs.push_back(value);
     maps.push_back(AffineMap::get(loops + 1, 0, results, context));
   }
-  SmallVector<AffineExpr> partialResults(
-      op.getMatchingIndexingMap(init).getResults());
-  partialResults.push_back(lane);
+  SmallVector<AffineExpr> partialResults =
+      llvm::map_to_vector(op.getMatchingIndexingMap(init).getResults(), getDim);
+  if (split.partsOuter)
+    partialResults.insert(partialResults.begin(), outer);
+  else
+    partialResults.push_back(inner);
   maps.push_back(AffineMap::get(loops + 1, 0, partialResults, context));
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  iterators.push_back(utils::IteratorType::parallel);
+  iterators.insert(iterators.begin() + split.dim, iterators[split.dim]);
+  iterators[split.partsOuter ? split.dim : split.dim + 1] =
+      utils::IteratorType::parallel;
   auto partialOp =
       linalg::GenericOp::create(rewriter, loc, TypeRange(), inputs,
                                 ValueRange{partials}, maps, iterators);
@@ -145,16 +218,20 @@ void splitReduction(RewriterBase &rewriter, linalg::LinalgOp op,
   rewriter.cloneRegionBefore(op->getRegion(0), partialOp.getRegion(),
                              partialOp.getRegion().begin(), mapping);
 
-  // Stage 2: output = combine(output, partial) over the lanes in order.
+  // Stage 2: output = combine(output, partial) over the partials in order,
+  // the loop over the partials where their dimension is (parts first: the
+  // outputs, contiguous in each part, are the innermost loop).
   unsigned rank = outputType.getRank();
+  unsigned partDim = split.partsOuter ? 0 : rank;
   SmallVector<AffineExpr> outputDims, partialDims;
-  for (unsigned dim = 0; dim < rank; ++dim)
-    outputDims.push_back(getAffineDimExpr(dim, context));
-  partialDims = outputDims;
-  partialDims.push_back(getAffineDimExpr(rank, context));
-  SmallVector<utils::IteratorType> foldIterators(rank,
+  for (unsigned dim = 0; dim <= rank; ++dim) {
+    partialDims.push_back(getAffineDimExpr(dim, context));
+    if (dim != partDim)
+      outputDims.push_back(getAffineDimExpr(dim, context));
+  }
+  SmallVector<utils::IteratorType> foldIterators(rank + 1,
                                                  utils::IteratorType::parallel);
-  foldIterators.push_back(utils::IteratorType::reduction);
+  foldIterators[partDim] = utils::IteratorType::reduction;
   Operation *combiner = split.combiner;
   linalg::GenericOp::create(
       rewriter, loc, TypeRange(), ValueRange{partials}, ValueRange{init->get()},
@@ -169,6 +246,7 @@ void splitReduction(RewriterBase &rewriter, linalg::LinalgOp op,
         linalg::YieldOp::create(b, bodyLoc, folded->getResult(0));
       });
   rewriter.eraseOp(op);
+  return partialOp;
 }
 
 struct RematSplitReductionsPass
@@ -182,15 +260,20 @@ struct RematSplitReductionsPass
           << static_cast<int64_t>(partialBits);
       return signalPassFailure();
     }
-    SmallVector<std::pair<linalg::LinalgOp, Split>> candidates;
-    getOperation().walk([&](linalg::LinalgOp op) {
-      if (std::optional<Split> split = getSplit(op, partialBits))
-        candidates.emplace_back(op, *split);
-    });
+    SmallVector<linalg::LinalgOp> candidates;
+    getOperation().walk([&](linalg::LinalgOp op) { candidates.push_back(op); });
     IRRewriter rewriter(&getContext());
-    for (auto &[op, split] : candidates) {
-      splitReduction(rewriter, op, split);
-      ++numSplit;
+    for (linalg::LinalgOp op : candidates) {
+      // Lanes first; then the op that sums into them, or the op itself,
+      // may be cut into parts along its outermost dimension.
+      if (std::optional<Split> split = getLaneSplit(op, partialBits)) {
+        op = splitReduction(rewriter, op, *split);
+        ++numSplit;
+      }
+      if (std::optional<Split> split = getPartsSplit(op)) {
+        splitReduction(rewriter, op, *split);
+        ++numPartsSplit;
+      }
     }
   }
 };

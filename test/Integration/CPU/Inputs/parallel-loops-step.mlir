@@ -3,9 +3,10 @@
 // tiles, libm lane by lane), a softmax over rows of odd width (row
 // reductions in order inside each unit), a transpose (scalar loops) and a
 // 2x2 max pooling (windows, scalar loops); and loops that stay on one
-// thread: a bias gradient (a sum over rows, in order, of columns too few to
-// split per row), the fills of 256 accumulators and a small elementwise
-// op. Random float inputs: any change in the order of a sum shows in the
+// thread: a bias gradient (a sum over rows, cut into 8 parts of 32 rows by
+// -remat-split-reductions, whose odd last column is a scalar loop that
+// shares the parts' partials: not provably private to a unit), the fills
+// of 256 accumulators and a small elementwise op. Random float inputs: any change in the order of a sum shows in the
 // bits.
 #row = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d0)>
