@@ -13,6 +13,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -47,35 +48,49 @@ public:
 private:
   using UnitFn = void (*)(void *context, int64_t unit);
   void run(int64_t count, UnitFn fn, void *context);
-  void work();
-  /// Takes units of job `job` until none is left or another job began:
-  /// the caller from the front, workers from the back, so that the threads
-  /// of consecutive loops over the same rows keep to the same rows (and
-  /// their cache) where the units are even.
-  void drain(uint32_t job, bool fromBack);
+  void work(unsigned self);
+  /// Runs units of job `job` (of `count` units) until none is left or
+  /// another job began: first those of thread `self`'s share, from its
+  /// front, then the other shares' from their backs.
+  void drain(uint32_t job, int64_t count, unsigned self);
+  /// The ticket of thread `share`'s share of job `job`, which the first
+  /// thread to look at it in that job sets; a ticket of a later job when
+  /// job `job` has ended.
+  uint64_t getShare(unsigned share, uint32_t job, int64_t count);
 
-  /// A job: its function, context and units. Jobs alternate between two
-  /// slots, so that a worker that read a job's number just before the job
-  /// ended reads that job's slot, never one being written.
+  /// A job: its function and context. Jobs alternate between two slots, so
+  /// that a worker that took a unit reads its own job's slot, never one
+  /// being written (the job cannot end before that unit has).
   struct Job {
     std::atomic<UnitFn> fn{nullptr};
     std::atomic<void *> context{nullptr};
-    std::atomic<int64_t> count{0};
+  };
+  /// A thread's share of the current job, on a cache line of its own: the
+  /// job's number and the share's units not yet taken (ThreadPool.cpp:
+  /// getJob, getFront, getBack). Each unit is taken by one compare-and-swap,
+  /// which fails once the caller has moved on to another job. The share's
+  /// own thread takes units from the front without touching another
+  /// thread's line; a thread done with its own share takes the others' from
+  /// the back.
+  struct alignas(64) Share {
+    std::atomic<uint64_t> ticket{0};
   };
 
   std::vector<std::thread> workers;
   std::mutex mutex;
   std::condition_variable wake, done;
   Job jobs[2];
-  /// The current job's number and the range of its units not yet taken
-  /// (ThreadPool.cpp: getJob, getFront, getBack): a unit is taken by one
-  /// compare-and-swap, which fails once the caller has moved on to another
-  /// job. Idle workers and the waiting caller spin on `ticket` and
-  /// `finished` a while before they sleep (a sleeping thread can take
-  /// milliseconds to wake on a busy machine).
-  std::atomic<uint64_t> ticket{0};
-  /// The current job's units finished.
-  std::atomic<int64_t> finished{0};
+  std::unique_ptr<Share[]> shares;
+  /// The last job's number; read and written by the calling thread alone.
+  uint32_t lastJob = 0;
+  /// The current job's number and units (a ticket whose back is the count).
+  /// Idle workers and the waiting caller spin on `current` and `finished` a
+  /// while before they sleep (a sleeping thread can take milliseconds to
+  /// wake on a busy machine).
+  alignas(64) std::atomic<uint64_t> current{0};
+  /// The current job's units finished: each thread adds its count once,
+  /// when it finds no unit left.
+  alignas(64) std::atomic<int64_t> finished{0};
   /// Written under `mutex`.
   bool stopping = false;
 };

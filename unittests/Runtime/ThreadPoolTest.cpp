@@ -14,10 +14,12 @@
 #include "gtest/gtest.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <random>
+#include <thread>
 #include <vector>
 
 using namespace remat::runtime;
@@ -78,6 +80,23 @@ TEST(ThreadPoolTest, JobsOfEverySizeBackToBack) {
     for (int64_t unit = 0; unit < units; ++unit)
       ASSERT_EQ((*runs)[unit].load(), 1) << "job " << job << ", unit " << unit;
   }
+}
+
+TEST(ThreadPoolTest, IdleThreadsTakeUnitsOfABusyOnesShare) {
+  // The caller's share is units 0-3, the worker's 4-7. The caller stays in
+  // unit 0 long enough for the worker to run its own share and then take
+  // units 1-3 from the back of the caller's.
+  ThreadPool pool(2);
+  std::thread::id caller = std::this_thread::get_id();
+  std::vector<std::thread::id> ranOn(8);
+  pool.parallelFor(8, [&](int64_t unit) {
+    ranOn[unit] = std::this_thread::get_id();
+    if (unit == 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  });
+  EXPECT_EQ(ranOn[0], caller);
+  for (int64_t unit = 1; unit < 8; ++unit)
+    EXPECT_NE(ranOn[unit], caller) << "unit " << unit;
 }
 
 /// What generated code passes remat_parallel_for: a unit function and its
