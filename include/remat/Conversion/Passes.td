@@ -524,6 +524,52 @@ def RematApproximateMathPass : Pass<"remat-approximate-math"> {
   ];
 }
 
+def RematFuseParallelLoopsPass
+    : InterfacePass<"remat-fuse-parallel-loops", "mlir::FunctionOpInterface"> {
+  let summary = "Fuse consecutive parallel loops over the same rows";
+  let description = [{
+    Fuses each `scf.parallel` at the top of a function's blocks into the next
+    one when only ops without memory effects or regions (views, constants)
+    stand between them, both have the same static iteration space and no
+    reductions, their bodies touch memory only by memref and vector loads
+    and stores (and stack buffers of their own), and every buffer one of
+    them writes and the other touches is one value that both index with
+    each induction variable in the same fixed dimension (a vector access
+    moving along another). Then each element of such a buffer is touched by
+    one iteration in both loops, and running the first body then the
+    second for each iteration computes what the two loops computed, to the
+    bit. Other buffers must not overlap: distinct allocations, or views of
+    one allocation (`memref.view` at a constant shift, and reshapes and
+    subviews of it) at disjoint bytes; two arguments may overlap.
+
+    The lowering's small loops over a batch's rows come in such runs: the
+    fill of a split reduction's lane partials, the partials' sums and their
+    fold into the output (-remat-split-reductions), each a loop over the
+    rows. Fused, they are one loop that `-remat-outline-parallel-loops` runs
+    on the pool, where the fill and the fold ran on one thread between two
+    dispatches.
+
+    Before:
+
+    ```mlir
+    scf.parallel (%i) = (%c0) to (%c1024) step (%c1) {
+      scf.parallel (%j) = (%c0) to (%c16) step (%c8) {
+        vector.store %zero, %lanes[%i, %j] : memref<1024x16xf32>, vector<8xf32>
+      }
+    }
+    scf.parallel (%i) = (%c0) to (%c1024) step (%c1) {
+      ... vector.load %lanes[%i, %j] ... vector.store ..., %lanes[%i, %j] ...
+    }
+    ```
+
+    After: one `scf.parallel (%i)` whose body stores the zeros, then sums.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect"];
+  let statistics = [
+    Statistic<"numFused", "fused", "Loops fused into the loop after them">
+  ];
+}
+
 def RematOutlineParallelLoopsPass
     : Pass<"remat-outline-parallel-loops", "mlir::ModuleOp"> {
   let summary = "Run large parallel loops on the runtime's thread pool";

@@ -42,6 +42,8 @@ void remat::buildRematLowerCPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   if (options.vectorize)
     pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass());
+  // Runs of loops over the same rows become one loop (the same bits).
+  pm.addNestedPass<func::FuncOp>(createRematFuseParallelLoopsPass());
   if (options.parallelLoops) {
     RematOutlineParallelLoopsPassOptions outline;
     outline.minUnitWork = options.minUnitWork;

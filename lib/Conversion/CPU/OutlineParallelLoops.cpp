@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ParallelLoops.h"
 #include "remat/Conversion/Passes.h"
 
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
@@ -39,35 +40,6 @@ static constexpr uint64_t kMinUnits = 16;
 /// ... and into at most this many (each unit costs a dispatch).
 static constexpr uint64_t kMaxUnits = 256;
 
-/// The trip count of a loop from `lower` to `upper` by `step`, if all three
-/// are constants and `step` is positive.
-static std::optional<uint64_t> getTripCount(Value lower, Value upper,
-                                            Value step) {
-  std::optional<int64_t> lb = getConstantIntValue(lower);
-  std::optional<int64_t> ub = getConstantIntValue(upper);
-  std::optional<int64_t> st = getConstantIntValue(step);
-  if (!lb || !ub || !st || *st <= 0)
-    return std::nullopt;
-  if (*ub <= *lb)
-    return 0;
-  uint64_t span = uint64_t(*ub) - uint64_t(*lb);
-  return span / uint64_t(*st) + (span % uint64_t(*st) != 0);
-}
-
-/// The trip counts of every dimension of `loop`, if all are static.
-static std::optional<SmallVector<uint64_t>>
-getTripCounts(scf::ParallelOp loop) {
-  SmallVector<uint64_t> trips;
-  for (auto [lb, ub, step] : llvm::zip_equal(
-           loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
-    std::optional<uint64_t> trip = getTripCount(lb, ub, step);
-    if (!trip)
-      return std::nullopt;
-    trips.push_back(*trip);
-  }
-  return trips;
-}
-
 /// The elements `op` computes: the lanes of its widest vector operand or
 /// result, else one.
 static uint64_t getElements(Operation &op) {
@@ -94,11 +66,12 @@ static uint64_t estimateWork(Block &block) {
         inner = llvm::SaturatingAdd(inner, estimateWork(nested));
     uint64_t trips = 1;
     if (auto loop = dyn_cast<scf::ForOp>(op)) {
-      trips = getTripCount(loop.getLowerBound(), loop.getUpperBound(),
-                           loop.getStep())
+      trips = remat::getTripCount(loop.getLowerBound(), loop.getUpperBound(),
+                                  loop.getStep())
                   .value_or(1);
     } else if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
-      if (std::optional<SmallVector<uint64_t>> counts = getTripCounts(loop))
+      if (std::optional<SmallVector<uint64_t>> counts =
+              remat::getTripCounts(loop))
         for (uint64_t count : *counts)
           trips = llvm::SaturatingMultiply(trips, count);
     }
@@ -187,56 +160,14 @@ static bool isStackBuffer(Value value) {
   return value.getDefiningOp<memref::AllocaOp>() != nullptr;
 }
 
-/// The memref and indices of a load or store, and whether it moves a
-/// vector (along the memref's last dimension).
-static std::optional<std::tuple<Value, ValueRange, bool>>
-getAccess(Operation *op) {
-  if (auto load = dyn_cast<memref::LoadOp>(op))
-    return std::make_tuple(load.getMemRef(), load.getIndices(), false);
-  if (auto store = dyn_cast<memref::StoreOp>(op))
-    return std::make_tuple(store.getMemRef(), store.getIndices(), false);
-  if (auto load = dyn_cast<vector::LoadOp>(op))
-    return std::make_tuple(load.getBase(), load.getIndices(), true);
-  if (auto store = dyn_cast<vector::StoreOp>(op))
-    return std::make_tuple(store.getBase(), store.getIndices(), true);
-  return std::nullopt;
-}
-
 /// Whether the stack buffer `buffer` (an alloca, not a view) is cut among
-/// `loop`'s iterations: every use in the body is a load or store whose
-/// index in one fixed dimension is the loop's induction variable, for each
-/// of its dimensions that runs more than once, and a vector access moves
-/// along a dimension no induction variable indexes. Then no two iterations
-/// touch the same element, whichever thread runs them (a split reduction's
-/// lane partials, -remat-split-reductions: one row of lanes an output).
+/// `loop`'s iterations (getPrivateDims): then no two iterations touch the
+/// same element, whichever thread runs them (a split reduction's lane
+/// partials, -remat-split-reductions: one row of lanes an output).
 static bool isPrivateToIterations(scf::ParallelOp loop, Value buffer,
                                   ArrayRef<uint64_t> trips) {
-  if (!buffer.getDefiningOp<memref::AllocaOp>())
-    return false;
-  unsigned rank = cast<MemRefType>(buffer.getType()).getRank();
-  // The dimension each induction variable indexes, fixed by the first use.
-  SmallVector<std::optional<unsigned>> dims(trips.size());
-  for (OpOperand &use : buffer.getUses()) {
-    if (!loop->isProperAncestor(use.getOwner()))
-      continue;
-    auto access = getAccess(use.getOwner());
-    if (!access || std::get<0>(*access) != buffer)
-      return false;
-    auto [memref, indices, isVector] = *access;
-    for (auto [iv, trip, dim] :
-         llvm::zip_equal(loop.getInductionVars(), trips, dims)) {
-      if (trip <= 1)
-        continue;
-      auto position = llvm::find(indices, iv);
-      if (position == indices.end())
-        return false;
-      unsigned at = std::distance(indices.begin(), position);
-      if ((isVector && at == rank - 1) || (dim && *dim != at))
-        return false;
-      dim = at;
-    }
-  }
-  return true;
+  return buffer.getDefiningOp<memref::AllocaOp>() &&
+         remat::getPrivateDims(loop, buffer, trips);
 }
 
 namespace {
@@ -333,7 +264,7 @@ struct RematOutlineParallelLoopsPass
     SymbolTable symbols(module);
     IRRewriter rewriter(&getContext());
     for (scf::ParallelOp loop : loops) {
-      std::optional<SmallVector<uint64_t>> trips = getTripCounts(loop);
+      std::optional<SmallVector<uint64_t>> trips = remat::getTripCounts(loop);
       if (!trips || !isOutlinable(loop)) {
         ++numUnsupported;
         continue;
