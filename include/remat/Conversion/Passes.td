@@ -423,7 +423,9 @@ def RematVectorizePass
     operands without windows (elementwise ops, fills, copies, broadcasts and
     reductions: every indexing map a projected permutation) and whose
     innermost loop dimension is the innermost, unit-stride dimension of every
-    operand that it indexes into a loop nest whose body is vector code:
+    operand that it indexes into a loop nest whose body is vector code (the
+    innermost dimension that runs more than once, when those after it run
+    once: a mean's [rows x 1] buffers take their tiles along the rows):
     every outer loop dimension steps by 1, the innermost by `vector-bits`
     divided by the widest element type's bits (8 f32 lanes for 256 bits),
     each full tile, a 1-D linalg.generic on views of the buffers without

@@ -1,4 +1,5 @@
-//===- ParallelLoops.h - What the CPU's loop passes read of loops -*- C++ -*-===//
+//===- ParallelLoops.h - What the CPU's loop passes read of loops -*- C++
+//-*-===//
 //
 // The trip counts of scf loops and the memory accesses of their bodies, as
 // -remat-fuse-parallel-loops and -remat-outline-parallel-loops read them:

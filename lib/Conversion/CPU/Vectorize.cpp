@@ -43,11 +43,21 @@ static unsigned getElementBits(Type type) {
   return bits % 8 == 0 ? bits : 0;
 }
 
+/// The loop dimension of `ranges` that vector tiles cover: the innermost
+/// that runs more than once (the dimensions after it run once: a mean's
+/// [rows x 1] buffers), else the innermost.
+static unsigned getVectorDim(ArrayRef<int64_t> ranges) {
+  unsigned dim = ranges.size() - 1;
+  while (dim > 0 && ranges[dim] == 1)
+    --dim;
+  return ranges[dim] == 1 ? ranges.size() - 1 : dim;
+}
+
 /// Returns the lanes of the vector tiles of `op`, or 0 if `op` is left to
 /// the scalar loops: its shapes must be static, its maps projected
-/// permutations, its innermost loop dimension the innermost unit-stride
-/// dimension of every buffer it indexes, and upstream's vectorizer must
-/// accept its body.
+/// permutations, its vector dimension (getVectorDim) the innermost
+/// unit-stride dimension of every buffer it indexes but for dimensions of
+/// size 1, and upstream's vectorizer must accept its body.
 static int64_t getVectorLanes(linalg::LinalgOp op, int64_t vectorBits) {
   if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0 ||
       !op.hasOnlyProjectedPermutations())
@@ -55,7 +65,7 @@ static int64_t getVectorLanes(linalg::LinalgOp op, int64_t vectorBits) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (ShapedType::isDynamicShape(ranges))
     return 0;
-  unsigned innermost = op.getNumLoops() - 1;
+  unsigned innermost = getVectorDim(ranges);
   AffineExpr innermostDim = getAffineDimExpr(innermost, op.getContext());
   unsigned widest = 0;
   for (OpOperand &operand : op->getOpOperands()) {
@@ -72,12 +82,13 @@ static int64_t getVectorLanes(linalg::LinalgOp op, int64_t vectorBits) {
     // broadcast scalar or is a reduction's accumulator.
     if (!position)
       continue;
-    if (*position != map.getNumResults() - 1)
-      return 0;
+    for (AffineExpr later : map.getResults().drop_front(*position + 1))
+      if (ranges[cast<AffineDimExpr>(later).getPosition()] != 1)
+        return 0;
     SmallVector<int64_t> strides;
     int64_t offset;
     if (failed(type.getStridesAndOffset(strides, offset)) ||
-        strides.back() != 1)
+        strides[*position] != 1)
       return 0;
   }
   if (widest == 0)
@@ -90,17 +101,17 @@ static int64_t getVectorLanes(linalg::LinalgOp op, int64_t vectorBits) {
   return lanes;
 }
 
-/// Builds the tile of `op` at the outer loop indices `outer` whose innermost
-/// dimension covers `size` elements from `offset`: a 1-D linalg.generic on
-/// views of `op`'s buffers with their unit dimensions dropped (a buffer the
-/// innermost dimension does not index becomes a 0-D view), so that it
-/// vectorizes into 1-D vectors; then vectorizes it.
+/// Builds the tile of `op` at the loop indices `outer` whose vector
+/// dimension (getVectorDim) covers `size` elements from `offset`: a 1-D
+/// linalg.generic on views of `op`'s buffers with their unit dimensions
+/// dropped (a buffer the vector dimension does not index becomes a 0-D
+/// view), so that it vectorizes into 1-D vectors; then vectorizes it.
 static LogicalResult vectorizeTile(RewriterBase &rewriter, linalg::LinalgOp op,
                                    ArrayRef<OpFoldResult> outer,
                                    OpFoldResult offset, int64_t size) {
   Location loc = op.getLoc();
   MLIRContext *context = op.getContext();
-  unsigned innermost = op.getNumLoops() - 1;
+  unsigned innermost = getVectorDim(op.getStaticLoopRanges());
   AffineExpr d0 = getAffineDimExpr(0, context);
   SmallVector<Value> inputs, outputs;
   SmallVector<AffineMap> maps;
@@ -161,9 +172,10 @@ static LogicalResult vectorizeTile(RewriterBase &rewriter, linalg::LinalgOp op,
 }
 
 /// Replaces `op` by a loop nest that steps by 1 over every loop dimension
-/// but the innermost, which it covers with vector tiles of `lanes` elements
-/// and one narrower tile for the remainder, in the order of the scalar
-/// loops along every reduction dimension.
+/// but the vector dimension (getVectorDim, the innermost unless later ones
+/// run once), which it covers with vector tiles of `lanes` elements and
+/// one narrower tile for the remainder, in the order of the scalar loops
+/// along every reduction dimension.
 ///
 /// The leading parallel dimensions are one scf.parallel (their tiles are
 /// independent: -remat-outline-parallel-loops may run them on several
@@ -177,7 +189,7 @@ static LogicalResult tileAndVectorize(RewriterBase &rewriter,
                                       linalg::LinalgOp op, int64_t lanes) {
   Location loc = op.getLoc();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  unsigned innermost = ranges.size() - 1;
+  unsigned innermost = getVectorDim(ranges);
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   auto constant = [&](int64_t value) -> Value {
@@ -193,7 +205,8 @@ static LogicalResult tileAndVectorize(RewriterBase &rewriter,
     ++leading;
   bool hoist = llvm::all_of(llvm::seq(0u, leading),
                             [&](unsigned dim) { return ranges[dim] == 1; });
-  SmallVector<OpFoldResult> outer(innermost, rewriter.getIndexAttr(0));
+  // The later dimensions run once: their index stays 0.
+  SmallVector<OpFoldResult> outer(ranges.size(), rewriter.getIndexAttr(0));
   SmallVector<unsigned> parallelDims;
   SmallVector<Value> lowers, uppers, steps;
   for (unsigned dim = 0; dim < innermost; ++dim) {

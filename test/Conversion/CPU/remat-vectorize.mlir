@@ -224,3 +224,41 @@ func.func @total(%x: memref<20xf32>, %s: memref<f32>) {
   }
   return
 }
+
+// -----
+
+// Checks that an op whose innermost loop dimensions run once (a layer
+// norm's mean over [rows x 1] buffers, scaled) takes its vector tiles along
+// the last dimension that runs more than once: the rows, whose stride is 1.
+// A [rows x 1] buffer with a row stride of 2 stays scalar.
+// CHECK-LABEL: func.func @unit_columns(
+// CHECK-SAME:      %[[X:[^:]*]]: memref<64x1xf32>, %[[Y:[^:]*]]: memref<64x1xf32>
+// CHECK:         scf.parallel (%[[I:.*]]) = (%c0) to (%c64) step (%c8) {
+// CHECK:           %[[V:.*]] = vector.load %[[X]][%[[I]], %c0] : memref<64x1xf32>, vector<8xf32>
+// CHECK:           %[[M:.*]] = arith.mulf %[[V]], %{{.*}} : vector<8xf32>
+// CHECK:           vector.store %[[M]], %[[Y]][%[[I]], %c0] : memref<64x1xf32>, vector<8xf32>
+// CHECK:         linalg.generic
+// CHECK-SAME:      memref<64x1xf32, strided<[2, 1]>>
+// WIDE-LABEL: func.func @unit_columns(
+// WIDE:         scf.parallel (%{{.*}}) = (%c0) to (%c64) step (%c16) {
+func.func @unit_columns(%x: memref<64x1xf32>, %y: memref<64x1xf32>,
+                        %z: memref<64x1xf32, strided<[2, 1]>>) {
+  %k = arith.constant 0.015625 : f32
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>,
+                                   affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<64x1xf32>) outs(%y : memref<64x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %k : f32
+    linalg.yield %m : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>,
+                                   affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%z : memref<64x1xf32, strided<[2, 1]>>) outs(%y : memref<64x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %k : f32
+    linalg.yield %m : f32
+  }
+  return
+}
