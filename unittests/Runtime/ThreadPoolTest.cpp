@@ -84,19 +84,17 @@ TEST(ThreadPoolTest, JobsOfEverySizeBackToBack) {
 
 TEST(ThreadPoolTest, IdleThreadsTakeUnitsOfABusyOnesShare) {
   // The caller's share is units 0-3, the worker's 4-7. The caller stays in
-  // unit 0 long enough for the worker to run its own share and then take
-  // units 1-3 from the back of the caller's.
+  // the first unit it runs long enough for the worker to run its own share
+  // and then take the rest of the caller's from its back: the caller runs
+  // one unit (none, if the worker took them all before the caller began).
   ThreadPool pool(2);
   std::thread::id caller = std::this_thread::get_id();
-  std::vector<std::thread::id> ranOn(8);
-  pool.parallelFor(8, [&](int64_t unit) {
-    ranOn[unit] = std::this_thread::get_id();
-    if (unit == 0)
+  std::atomic<int> callerUnits{0};
+  pool.parallelFor(8, [&](int64_t) {
+    if (std::this_thread::get_id() == caller && callerUnits++ == 0)
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
   });
-  EXPECT_EQ(ranOn[0], caller);
-  for (int64_t unit = 1; unit < 8; ++unit)
-    EXPECT_NE(ranOn[unit], caller) << "unit " << unit;
+  EXPECT_LE(callerUnits.load(), 1);
 }
 
 /// What generated code passes remat_parallel_for: a unit function and its
