@@ -96,16 +96,16 @@ std::optional<Split> getLaneSplit(linalg::LinalgOp op, int64_t partialBits) {
 
 /// The parts split of `op`, if it has one (see the pass's description).
 std::optional<Split> getPartsSplit(linalg::LinalgOp op) {
+  // getSplittable's ops have static shapes.
   MemRefType outputType;
   std::optional<Split> split = getSplittable(op, outputType);
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (!split || !linalg::isReductionIterator(op.getIteratorTypesArray()[0]) ||
-      ShapedType::isDynamic(ranges[0]))
-    return std::nullopt;
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  if (!split || !linalg::isReductionIterator(iterators[0]))
+    return std::nullopt;
   int64_t work = 1, parallelOutside = 1;
   for (auto [dim, range] : llvm::enumerate(ranges)) {
-    work = ShapedType::isDynamic(range) ? 0 : work * range;
+    work *= range;
     if (dim + 1 < ranges.size() && linalg::isParallelIterator(iterators[dim]))
       parallelOutside *= range;
   }
