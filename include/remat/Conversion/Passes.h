@@ -76,6 +76,13 @@ struct RematLowerCPUOptions
       llvm::cl::desc("Elements a unit of a parallel loop computes at least "
                      "(-remat-outline-parallel-loops)"),
       llvm::cl::init(32768)};
+  PassOptions::Option<bool> outlineLoopNests{
+      *this, "outline-loop-nests",
+      llvm::cl::desc("A function per loop nest, one copy of each identical "
+                     "function (-remat-outline-loop-nests, "
+                     "-remat-dedupe-functions; outputs bit-identical "
+                     "without)"),
+      llvm::cl::init(true)};
 };
 
 /// Builds the CPU lowering of a (rematerialized) training step: remat ops to

@@ -659,6 +659,61 @@ def RematOutlineParallelLoopsPass
   ];
 }
 
+def RematOutlineLoopNestsPass
+    : Pass<"remat-outline-loop-nests", "mlir::ModuleOp"> {
+  let summary = "Outline each loop nest left in a function into a function "
+                "of its own";
+  let description = [{
+    A whole training step lowers to one host function with thousands of
+    loop nests (GPT-2 small: 52k lines of the LLVM dialect). LLVM's loop
+    passes are not linear in the loops of one function: on that step,
+    IndVarSimplify alone took 110 s of a 115 s -O3 pipeline. This pass
+    moves every top-level `scf.for`, `scf.parallel`, `scf.while` and
+    `scf.if` that holds a loop out of the public functions of the module (the
+    private ones are the nests outlined before, by this pass or by
+    `-remat-outline-parallel-loops`) into a
+    private function of its own, never inlined (LLVM's `noinline`), and calls it in its
+    place, so that each loop nest is optimized apart (each function is
+    small), independent nests can be compiled in parallel, and the repeated
+    layers of a network give identical functions that
+    `-remat-dedupe-functions` compiles once.
+
+    The values the nest uses from above become the function's arguments, in
+    the order of their first use (memrefs, indices, scalars, vectors and
+    pointers; constants are cloned into the function instead), and its
+    results the function's results. A nest that uses a value of another
+    type stays where it is. The ops and their order are unchanged, so the
+    step computes the same bits.
+  }];
+  let statistics = [
+    Statistic<"numOutlined", "outlined", "Loop nests outlined">
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
+def RematDedupeFunctionsPass
+    : Pass<"remat-dedupe-functions", "mlir::ModuleOp"> {
+  let summary = "Keep one of each set of identical private functions and "
+                "GPU kernel modules";
+  let description = [{
+    The repeated blocks of a network (GPT-2's 12 layers, ResNet's
+    bottlenecks) lower to the same loop nests and kernels, which LLVM, the
+    NVPTX backend and ptxas would otherwise compile once per copy. This pass
+    groups the private `func.func`s with a body, and the `gpu.module`s,
+    that are structurally identical up to their symbol names (the same ops,
+    attributes, types and uses in the same order, compared with
+    `OperationEquivalence`, locations ignored), keeps the first of each
+    group in module order, points every symbol reference to a dropped one
+    (calls, `func.constant`, `gpu.launch_func`) at the one kept, and erases
+    the others. It repeats until nothing changes, since two functions that
+    call duplicates become identical once the calls agree. Only names
+    change: the step runs the same code.
+  }];
+  let statistics = [
+    Statistic<"numErased", "erased", "Duplicate functions and modules erased">
+  ];
+}
+
 def RematWidenBoolVectorsPass
     : Pass<"remat-widen-bool-vectors", "mlir::ModuleOp"> {
   let summary = "Load and store vectors of i1 as one byte per element";
@@ -735,6 +790,34 @@ def RematMapToGPUPass
     "mlir::memref::MemRefDialect",
     "mlir::scf::SCFDialect"
   ];
+}
+
+def RematGpuModuleToBinaryPass
+    : Pass<"remat-gpu-module-to-binary", "mlir::ModuleOp"> {
+  let summary = "Compile the GPU kernel modules to binaries in parallel";
+  let description = [{
+    Upstream's `-gpu-module-to-binary`, with the modules compiled on the
+    context's threads: each `gpu.module` is serialized for each of its
+    targets (NVVM: LLVM IR, the NVPTX backend, then the toolkit's `ptxas`,
+    a process of its own), in parallel, and then replaced, in module order,
+    by a `gpu.binary` of the same name holding its objects. A module's
+    binary does not depend on the others or on the thread count, so the
+    output is the same as a one-thread compile's. A step's kernels are many
+    small modules: one after another, each one's ptxas run waited for the
+    last.
+  }];
+  let options = [
+    Option<"toolkitPath", "toolkit", "std::string", /*default=*/"\"\"",
+           "The CUDA toolkit to take ptxas and libdevice from">,
+    Option<"compilationTarget", "format", "std::string",
+           /*default=*/"\"bin\"",
+           "What each module becomes: offloading, assembly, isa, bin or "
+           "fatbin">
+  ];
+  let statistics = [
+    Statistic<"numModules", "modules", "Kernel modules compiled">
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
 }
 
 def RematCUDAHostAllocsPass : Pass<"remat-cuda-host-allocs", "mlir::ModuleOp"> {

@@ -49,6 +49,13 @@ void remat::buildRematLowerCPUPipeline(OpPassManager &pm,
     outline.minUnitWork = options.minUnitWork;
     pm.addPass(createRematOutlineParallelLoopsPass(outline));
   }
+  // A function per loop nest, one copy of each: LLVM's loop passes are
+  // superlinear in the loops of one function, and repeated layers give the
+  // same nests.
+  if (options.outlineLoopNests) {
+    pm.addPass(createRematOutlineLoopNestsPass());
+    pm.addPass(createRematDedupeFunctionsPass());
+  }
   addRematLoopsToCFPasses(pm);
   // tanh and erf as vector polynomials; then the math ops LLVM has
   // intrinsics or expansions for (rsqrt, exp, ...); only the rest become

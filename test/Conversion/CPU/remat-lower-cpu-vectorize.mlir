@@ -1,10 +1,11 @@
-// RUN: remat-opt %s -remat-lower-cpu="vector-bits=256" | FileCheck %s
-// RUN: remat-opt %s -remat-lower-cpu="vectorize=false" | FileCheck %s --check-prefix=SCALAR
+// RUN: remat-opt %s -remat-lower-cpu="vector-bits=256 outline-loop-nests=false" | FileCheck %s
+// RUN: remat-opt %s -remat-lower-cpu="vectorize=false outline-loop-nests=false" | FileCheck %s --check-prefix=SCALAR
 
 // Checks that -remat-lower-cpu vectorizes a softmax's row maximum, row sum
 // and elementwise ops down to LLVM vector code, the sum an ordered
 // llvm.vector.reduce.fadd (no reassoc flag: the scalar loops' order), and
-// that vectorize=false keeps every loop scalar.
+// that vectorize=false keeps every loop scalar (the loop nests kept in the
+// step's function, where one CHECK sequence sees them all).
 // CHECK-LABEL: llvm.func @softmax(
 // CHECK-NOT:     vector.
 // CHECK:         llvm.load {{.*}} -> vector<8xf32>
