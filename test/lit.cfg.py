@@ -17,6 +17,10 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.remat_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
+# remat-run's step cache: one of the build tree's, never the user's.
+config.environment["REMAT_CACHE_DIR"] = os.path.join(
+    config.test_exec_root, "step-cache"
+)
 config.substitutions.append(("%remat_src_root", config.remat_src_root))
 config.substitutions.append(("%remat_obj_root", config.remat_obj_root))
 

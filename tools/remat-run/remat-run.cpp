@@ -1,8 +1,9 @@
 //===- remat-run.cpp - Run training steps on the CPU ----------------------===//
 //
 // This file implements remat-run: it threads random ops (-remat-thread-rng),
-// lowers a training step with -remat-lower-cpu, JIT-compiles it with MLIR's
-// ExecutionEngine, runs it on .npy or generated inputs, and writes, compares
+// lowers a training step with -remat-lower-cpu, compiles its host code in
+// parallel parts (or reads them from the step cache) and links them with
+// ORC, runs it on .npy or generated inputs, and writes, compares
 // and measures its outputs (bit-exact comparison, the counting allocator's peak
 // bytes, wall time).
 //
@@ -19,19 +20,20 @@
 #include "remat/Conversion/InitLowering.h"
 #include "remat/Conversion/Passes.h"
 #include "remat/Dialect/Remat/IR/RematOps.h"
+#include "remat/ExecutionEngine/HostCompiler.h"
+#include "remat/ExecutionEngine/StepCache.h"
 #include "remat/Support/ParserHazards.h"
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/SmallSet.h"
@@ -48,6 +50,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -143,6 +146,12 @@ cl::opt<bool> noParallelLoops(
     cl::desc("Run every generated loop on one thread "
              "(no -remat-outline-parallel-loops; outputs are bit-identical)"),
     cl::cat(category));
+cl::opt<bool> noOutlineLoopNests(
+    "no-outline-loop-nests",
+    cl::desc("Keep the loop nests in the step's function, and identical "
+             "functions apart (no -remat-outline-loop-nests or "
+             "-remat-dedupe-functions; outputs are bit-identical)"),
+    cl::cat(category));
 cl::opt<int64_t> minUnitWork(
     "min-unit-work",
     cl::desc("Elements a unit of a generated parallel loop computes at "
@@ -163,6 +172,33 @@ cl::opt<unsigned> optLevel(
              "(IR passes and code generation); on a whole network the "
              "compile, not the step, is most of a run, and tests use 0"),
     cl::init(3), cl::value_desc("N"), cl::cat(category));
+cl::opt<bool> timing(
+    "timing",
+    cl::desc("Print where the compile's time goes, to stderr: parsing, each "
+             "lowering pass (with NVPTX and ptxas for CUDA), the host code's "
+             "translation, optimization and code generation, and loading"),
+    cl::cat(category));
+cl::opt<bool> compileOnly(
+    "compile-only",
+    cl::desc("Compile the step (and --compare's) and stop: no inputs are "
+             "read and nothing runs; --stats prints the compile's phases"),
+    cl::cat(category));
+cl::opt<unsigned> compileThreads(
+    "compile-threads",
+    cl::desc("Threads that optimize and generate the host code's parts, 0 "
+             "for the machine's cores (the parts depend on the step alone: "
+             "the code is the same for any count)"),
+    cl::init(0), cl::value_desc("N"), cl::cat(category));
+cl::opt<std::string> cacheDir(
+    "cache-dir",
+    cl::desc("Directory of compiled steps, keyed by the step's IR, the "
+             "options that change its code, the target and remat's build "
+             "(default: $REMAT_CACHE_DIR, else $XDG_CACHE_HOME/remat/steps, "
+             "else ~/.cache/remat/steps)"),
+    cl::value_desc("DIR"), cl::cat(category));
+cl::opt<bool> noCache("no-cache",
+                      cl::desc("Neither read nor fill the step cache"),
+                      cl::cat(category));
 enum class Target { CPU, CUDA };
 cl::opt<Target> target(
     "target", cl::desc("Where the step runs"), cl::init(Target::CPU),
@@ -407,14 +443,15 @@ int64_t getHostVectorBits() {
 
 struct Program {
   std::string path;
-  /// The host's CPU and features, which LLVM's IR passes tune for (the
-  /// ExecutionEngine's own target machine only generates code).
-  std::unique_ptr<llvm::TargetMachine> hostMachine;
-  std::unique_ptr<ExecutionEngine> engine;
+  /// The step's host code, linked into this process.
+  std::unique_ptr<LoadedStep> loaded;
   /// The step's packed entry point, looked up (so compiled) before any run.
   void (*step)(void **) = nullptr;
-  /// Milliseconds from reading the file to the compiled entry point.
-  double compileMs = 0;
+  /// Milliseconds from reading the file to the compiled entry point, and
+  /// its phases.
+  double compileMs = 0, parseMs = 0, lowerMs = 0, hostMs = 0, loadMs = 0;
+  /// "hit" or "miss" in the step cache, or "off" (--no-cache).
+  StringRef cache = "off";
   SmallVector<ValueSpec> args, results;
   /// Results come back through a pointer to a struct (multiple results or a
   /// descriptor), else a single scalar is returned by value.
@@ -454,10 +491,12 @@ void layOutValues(Program &program, func::FuncOp function) {
 }
 
 /// Lowers `module` for the target with the pipeline remat-run's flags
-/// choose; a step that does not lower exits with kExitMismatch.
-void lowerStep(ModuleOp module) {
+/// choose, its passes timed under `timing`; a step that does not lower
+/// exits with kExitMismatch.
+void lowerStep(ModuleOp module, TimingScope &timing) {
   MLIRContext &context = *module.getContext();
   PassManager pm(&context);
+  pm.enableTiming(timing);
   // Steps in the IR contract may still draw from the stateful generator;
   // threading is a no-op on steps that were threaded before checkpointing.
   pm.addNestedPass<func::FuncOp>(createRematThreadRngPass());
@@ -480,6 +519,7 @@ void lowerStep(ModuleOp module) {
     options.vectorBits = getHostVectorBits();
     options.parallelLoops = !noParallelLoops;
     options.minUnitWork = minUnitWork;
+    options.outlineLoopNests = !noOutlineLoopNests;
     buildRematLowerCPUPipeline(pm, options);
   }
   if (failed(pm.run(module)))
@@ -508,12 +548,11 @@ llvm::orc::SymbolMap getRuntimeSymbols(llvm::orc::MangleAndInterner interner) {
 
 /// With REMAT_PERF_MAP set, writes /tmp/perf-<pid>.map, the file `perf
 /// report` names JIT-compiled code from: each function of the step's
-/// object with its address and size; and the object itself as
-/// /tmp/perf-<pid>.o, for `objdump -d`. The JIT loads the object's text
-/// section whole, so a function's address is the section's, found from the
-/// C interface of the entry point, plus its offset. Problems are warnings:
-/// the map is an aid, not part of the run.
-void writePerfMap(Program &program) {
+/// objects with its address and size; and the objects themselves as
+/// /tmp/perf-<pid>-<part>.o, for `objdump -d`. Every symbol of the objects
+/// is external, so each function's address is looked up by name. Problems
+/// are warnings: the map is an aid, not part of the run.
+void writePerfMap(Program &program, const ObjectFiles &objects) {
   if (!std::getenv("REMAT_PERF_MAP"))
     return;
   auto warn = [](const Twine &message) {
@@ -521,122 +560,122 @@ void writePerfMap(Program &program) {
   };
   std::string prefix =
       "/tmp/perf-" + std::to_string(llvm::sys::Process::getProcessId());
-  std::string objectPath = prefix + ".o";
-  program.engine->dumpToObjectFile(objectPath);
-  auto buffer = llvm::MemoryBuffer::getFile(objectPath);
-  if (!buffer)
-    return warn("cannot read the step's object: " +
-                buffer.getError().message());
-  auto object =
-      llvm::object::ObjectFile::createObjectFile((*buffer)->getMemBufferRef());
-  if (!object)
-    return warn(llvm::toString(object.takeError()));
-  std::string entryName = "_mlir_ciface_" + entry;
-  auto entryAddress = program.engine->lookup(entryName);
-  if (!entryAddress)
-    return warn(llvm::toString(entryAddress.takeError()));
-  std::optional<llvm::object::SectionRef> text;
-  uint64_t base = 0;
-  for (const llvm::object::SymbolRef &symbol : (*object)->symbols()) {
-    auto name = symbol.getName();
-    auto section = symbol.getSection();
-    if (!name || !section || *name != entryName) {
-      llvm::consumeError(name.takeError());
-      llvm::consumeError(section.takeError());
-      continue;
-    }
-    text = **section;
-    base = reinterpret_cast<uint64_t>(*entryAddress) -
-           llvm::cantFail(symbol.getValue());
-  }
-  if (!text)
-    return warn("no symbol '" + entryName + "' in the step's object");
   std::string mapPath = prefix + ".map";
   std::error_code error;
   llvm::raw_fd_ostream map(mapPath, error);
   if (error)
     return warn("cannot write " + mapPath + ": " + error.message());
-  for (const llvm::object::ELFSymbolRef &symbol :
-       llvm::object::ELFObjectFileBase::elf_symbol_iterator_range(
-           cast<llvm::object::ELFObjectFileBase>(**object).symbols())) {
-    auto name = symbol.getName();
-    auto section = symbol.getSection();
-    auto type = symbol.getType();
-    if (!name || !section || !type ||
-        *type != llvm::object::SymbolRef::ST_Function || *section != *text) {
-      llvm::consumeError(name.takeError());
-      llvm::consumeError(section.takeError());
-      llvm::consumeError(type.takeError());
+  for (auto [part, bytes] : llvm::enumerate(objects)) {
+    std::string objectPath = prefix + "-" + std::to_string(part) + ".o";
+    llvm::raw_fd_ostream objectFile(objectPath, error);
+    if (!error)
+      objectFile << bytes;
+    auto object = llvm::object::ObjectFile::createObjectFile(
+        llvm::MemoryBufferRef(bytes, objectPath));
+    if (!object) {
+      warn(llvm::toString(object.takeError()));
       continue;
     }
-    map << llvm::format_hex_no_prefix(base + llvm::cantFail(symbol.getValue()),
-                                      1)
-        << " " << llvm::format_hex_no_prefix(symbol.getSize(), 1) << " "
-        << *name << "\n";
+    for (const llvm::object::ELFSymbolRef &symbol :
+         llvm::object::ELFObjectFileBase::elf_symbol_iterator_range(
+             cast<llvm::object::ELFObjectFileBase>(**object).symbols())) {
+      auto name = symbol.getName();
+      auto type = symbol.getType();
+      if (!name || !type || *type != llvm::object::SymbolRef::ST_Function ||
+          symbol.getSize() == 0) {
+        llvm::consumeError(name.takeError());
+        llvm::consumeError(type.takeError());
+        continue;
+      }
+      auto address = program.loaded->lookup(*name);
+      if (!address) {
+        llvm::consumeError(address.takeError());
+        continue;
+      }
+      map << llvm::format_hex_no_prefix(reinterpret_cast<uint64_t>(*address),
+                                        1)
+          << " " << llvm::format_hex_no_prefix(symbol.getSize(), 1) << " "
+          << *name << "\n";
+    }
   }
 }
 
-/// JIT-compiles the lowered `module` for the host CPU at --opt-level and
-/// looks up the entry point; failures exit with kExitMismatch.
-void jitStep(Program &program, ModuleOp module) {
-  const std::string &path = program.path;
-  llvm::CodeGenOptLevel codeGenLevel =
-      *llvm::CodeGenOpt::getLevel(static_cast<int>(optLevel.getValue()));
-  // Without a target machine LLVM's vectorizers would see no vector
-  // registers.
-  auto machineBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!machineBuilder)
-    fail(kExitMismatch, "cannot target the host CPU: " +
-                            llvm::toString(machineBuilder.takeError()));
-  machineBuilder->setCodeGenOptLevel(codeGenLevel);
-  auto machine = machineBuilder->createTargetMachine();
+/// The host CPU with its features, generating code at --opt-level; fails
+/// with kExitMismatch where LLVM cannot target it.
+llvm::orc::JITTargetMachineBuilder getHostMachine() {
+  auto machine = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!machine)
-    fail(kExitMismatch,
-         "cannot target the host CPU: " + llvm::toString(machine.takeError()));
-  program.hostMachine = std::move(*machine);
-  auto optimize = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
-                                            program.hostMachine.get());
-  ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = optimize;
-  engineOptions.enableObjectDump = std::getenv("REMAT_PERF_MAP") != nullptr;
-  engineOptions.jitCodeGenOptLevel = codeGenLevel;
-  // The engine generates code with the target machine it is given; without
-  // one it makes its own at LLVM's default level and ignores
-  // jitCodeGenOptLevel, so --opt-level 0 still ran the optimizing code
-  // generator (EfficientNet-B0: 4.2 s of a 4.3 s run).
-  auto codeGenMachine = machineBuilder->createTargetMachine();
-  if (!codeGenMachine)
     fail(kExitMismatch, "cannot target the host CPU: " +
-                            llvm::toString(codeGenMachine.takeError()));
-  auto engine = ExecutionEngine::create(module, engineOptions,
-                                        std::move(*codeGenMachine));
-  if (!engine)
-    fail(kExitMismatch,
-         "cannot JIT '" + path + "': " + llvm::toString(engine.takeError()));
-  program.engine = std::move(*engine);
-  program.engine->registerSymbols(getRuntimeSymbols);
-  // Runs the global constructors now that the runtime's symbols resolve:
-  // for CUDA they load the step's cubins.
-  program.engine->initialize();
-  // The JIT generates code at the first lookup: done here, no run's wall
-  // time includes it (a step's first run had been its compile time).
-  auto step = program.engine->lookupPacked("_mlir_ciface_" + entry);
-  if (!step)
-    fail(kExitMismatch,
-         "cannot JIT '" + path + "': " + llvm::toString(step.takeError()));
-  program.step = *step;
-  writePerfMap(program);
+                            llvm::toString(machine.takeError()));
+  machine->setCodeGenOptLevel(
+      *llvm::CodeGenOpt::getLevel(static_cast<int>(optLevel.getValue())));
+  // Parts reference each other's symbols at any distance: through the GOT
+  // and PLT stubs JITLink makes.
+  machine->setRelocationModel(llvm::Reloc::PIC_);
+  machine->setCodeModel(llvm::CodeModel::Small);
+  return std::move(*machine);
 }
 
-Program compile(MLIRContext &context, StringRef path) {
+/// The identity of this remat-run build: its executable's size and
+/// modification time, which a rebuild changes.
+std::string getBuildIdentity() {
+  static int anchor;
+  std::string path = llvm::sys::fs::getMainExecutable("remat-run", &anchor);
+  llvm::sys::fs::file_status status;
+  if (path.empty() || llvm::sys::fs::status(path, status))
+    return "unknown build";
+  return path + " " + std::to_string(status.getSize()) + " " +
+         std::to_string(status.getLastModificationTime()
+                            .time_since_epoch()
+                            .count());
+}
+
+/// The step cache's key of the step `source`: its IR, every option that
+/// changes its code, the target and the build.
+std::string getCacheKey(StringRef source,
+                        const llvm::orc::JITTargetMachineBuilder &machine) {
+  StepCacheKey key;
+  key.add("build", getBuildIdentity());
+  key.add("llvm", LLVM_VERSION_STRING);
+  key.add("triple", machine.getTargetTriple().str());
+  key.add("cpu", machine.getCPU());
+  key.add("features", machine.getFeatures().getString());
+  key.add("target", target == Target::CUDA ? "cuda" : "cpu");
+#ifdef REMAT_ENABLE_CUDA
+  if (target == Target::CUDA)
+    key.add("chip", cuda::getChip());
+#endif
+  key.add("entry", entry);
+  key.add("opt-level", std::to_string(optLevel));
+  key.add("vector-bits", std::to_string(getHostVectorBits()));
+  key.add("min-unit-work", std::to_string(minUnitWork));
+  std::string flags;
+  for (bool flag : {bool(noBlas), bool(noVectorize), bool(libmMath),
+                    bool(noParallelLoops), bool(noArena), bool(noSchedule),
+                    bool(noOutlineLoopNests)})
+    flags += flag ? '1' : '0';
+  key.add("flags", flags);
+  key.add("step", source);
+  return key.finish();
+}
+
+double millisecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+Program compile(MLIRContext &context, StringRef path, TimingScope &timing) {
   auto start = std::chrono::steady_clock::now();
   Program program;
   program.path = path.str();
 
+  TimingScope parseTimer = timing.nest("parse");
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(path, &error);
   if (!buffer)
     fail(kExitUsage, "cannot read '" + path + "': " + error);
+  std::string source = buffer->getBuffer().str();
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   // Diagnostics of the parser and of the lowering point into the file.
@@ -652,13 +691,67 @@ Program compile(MLIRContext &context, StringRef path) {
     fail(kExitUsage, "'" + path + "' has no function @" + entry +
                          " with a body (choose one with --entry)");
   layOutValues(program, function);
-  function->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                    UnitAttr::get(&context));
-  lowerStep(*module);
-  jitStep(program, *module);
-  program.compileMs = std::chrono::duration<double, std::milli>(
-                          std::chrono::steady_clock::now() - start)
-                          .count();
+  parseTimer.stop();
+  program.parseMs = millisecondsSince(start);
+
+  llvm::orc::JITTargetMachineBuilder machine = getHostMachine();
+  std::optional<StepCache> cache;
+  std::string key;
+  std::optional<ObjectFiles> objects;
+  if (!noCache) {
+    TimingScope lookupTimer = timing.nest("step cache lookup");
+    cache.emplace(cacheDir.empty() ? StepCache::getDefaultDirectory()
+                                   : cacheDir.getValue());
+    key = getCacheKey(source, machine);
+    objects = cache->lookup(key);
+    program.cache = objects ? "hit" : "miss";
+  }
+  if (!objects) {
+    auto lowerStart = std::chrono::steady_clock::now();
+    function->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                      UnitAttr::get(&context));
+    TimingScope lowerTimer = timing.nest("lower");
+    lowerStep(*module, lowerTimer);
+    lowerTimer.stop();
+    program.lowerMs = millisecondsSince(lowerStart);
+
+    auto hostStart = std::chrono::steady_clock::now();
+    TimingScope hostTimer = timing.nest("host code");
+    HostCompileOptions options;
+    options.optLevel = optLevel;
+    options.threads = compileThreads;
+    options.packedFunction = "_mlir_ciface_" + entry;
+    auto compiled = compileHostObjects(*module, machine, options, hostTimer);
+    if (!compiled)
+      fail(kExitMismatch, "cannot compile '" + path +
+                              "': " + llvm::toString(compiled.takeError()));
+    objects = std::move(*compiled);
+    hostTimer.stop();
+    program.hostMs = millisecondsSince(hostStart);
+    // A cache that cannot be written costs the next run a compile, nothing
+    // more.
+    if (cache)
+      if (llvm::Error error = cache->store(key, *objects))
+        llvm::errs() << "remat-run: warning: "
+                     << llvm::toString(std::move(error)) << "\n";
+  }
+
+  auto loadStart = std::chrono::steady_clock::now();
+  TimingScope loadTimer = timing.nest("load");
+  auto loaded = LoadedStep::load(*objects, machine, getRuntimeSymbols);
+  if (!loaded)
+    fail(kExitMismatch,
+         "cannot load '" + path + "': " + llvm::toString(loaded.takeError()));
+  program.loaded = std::move(*loaded);
+  auto step = program.loaded->lookup("_mlir__mlir_ciface_" + entry);
+  if (!step)
+    fail(kExitMismatch,
+         "cannot load '" + path + "': " + llvm::toString(step.takeError()));
+  program.step = reinterpret_cast<void (*)(void **)>(*step);
+  loadTimer.stop();
+  program.loadMs = millisecondsSince(loadStart);
+  writePerfMap(program, *objects);
+  program.compileMs = millisecondsSince(start);
   return program;
 }
 
@@ -915,6 +1008,20 @@ RunResult run(Program &program, const std::vector<NpyArray> &inputs) {
   return first;
 }
 
+/// The --stats line of --compile-only: the compile's phases.
+void printCompileLine(const Program &program) {
+  llvm::json::Object line{
+      {"file", program.path},
+      {"compile_ms", program.compileMs},
+      {"parse_ms", program.parseMs},
+      {"lower_ms", program.lowerMs},
+      {"host_compile_ms", program.hostMs},
+      {"load_ms", program.loadMs},
+      {"cache", program.cache},
+  };
+  llvm::outs() << llvm::json::Value(std::move(line)) << "\n";
+}
+
 void printStatsLine(const Program &program, const RunResult &result) {
   llvm::json::Object line{
       {"file", program.path},
@@ -923,6 +1030,11 @@ void printStatsLine(const Program &program, const RunResult &result) {
       {"alloc_count", result.stats.allocCount},
       {"wall_ms", result.wallMs},
       {"compile_ms", program.compileMs},
+      {"parse_ms", program.parseMs},
+      {"lower_ms", program.lowerMs},
+      {"host_compile_ms", program.hostMs},
+      {"load_ms", program.loadMs},
+      {"cache", program.cache},
       {"repeat", int64_t(repeat)},
   };
   if (target == Target::CUDA) {
@@ -1082,7 +1194,22 @@ int main(int argc, char **argv) {
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 
-  Program program = compile(context, inputFile);
+  DefaultTimingManager timingManager;
+  timingManager.setEnabled(timing);
+  TimingScope timer = timingManager.getRootScope();
+
+  Program program = compile(context, inputFile, timer);
+  if (compileOnly) {
+    std::optional<Program> other;
+    if (!compareFile.empty())
+      other = compile(context, compareFile, timer);
+    if (printStats) {
+      printCompileLine(program);
+      if (other)
+        printCompileLine(*other);
+    }
+    return 0;
+  }
   std::vector<NpyArray> arrays = loadInputs(program);
   RunResult result = run(program, arrays);
 
@@ -1093,7 +1220,7 @@ int main(int argc, char **argv) {
 
   if (compareFile.empty())
     return 0;
-  Program other = compile(context, compareFile);
+  Program other = compile(context, compareFile, timer);
   checkSameArguments(program, other);
   RunResult otherResult = run(other, arrays);
   if (printStats)
