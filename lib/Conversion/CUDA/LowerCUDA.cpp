@@ -90,6 +90,9 @@ void remat::buildRematLowerCUDAPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createRematMapToGPUPass(map));
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addPass(createGpuKernelOutliningPass());
+  // One kernel module per distinct loop nest: the repeated layers of a
+  // network launch the same kernels, compiled once.
+  pm.addPass(createRematDedupeFunctionsPass());
   addRematLoopsToCFPasses(pm);
 
   // Device code to NVVM. Math ops become libdevice calls (__nv_expf, ...)
@@ -109,12 +112,12 @@ void remat::buildRematLowerCUDAPipeline(OpPassManager &pm,
   pm.addPass(createGpuToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 
-  // Kernels to a cubin with the toolkit's ptxas.
-  GpuModuleToBinaryPassOptions binary;
+  // Kernels to cubins with the toolkit's ptxas, on all cores.
+  RematGpuModuleToBinaryPassOptions binary;
   binary.toolkitPath = options.toolkit.empty() ? getDefaultToolkitPath()
                                                : options.toolkit.getValue();
   binary.compilationTarget = "bin";
-  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(createRematGpuModuleToBinaryPass(binary));
   pm.addPass(createCanonicalizerPass());
 }
 
