@@ -390,12 +390,12 @@ def _language_model(net, checkpoint, batch, seq, vocab, masked=False):
 
 
 def gpt2(dropout=0.1, checkpoint=True, batch=2, seq=16, vocab=96, width=32, layers=2,
-         heads=2):
+         heads=2, positions=None):
     """transformers' GPT-2 (causal LM head tied to the token embedding, tanh
     GELU, eager attention) in a tiny configuration, random weights."""
     from transformers import GPT2Config, GPT2LMHeadModel
     torch.manual_seed(0)
-    config = GPT2Config(vocab_size=vocab, n_positions=seq, n_embd=width, n_layer=layers,
+    config = GPT2Config(vocab_size=vocab, n_positions=positions or seq, n_embd=width, n_layer=layers,
                         n_head=heads, resid_pdrop=dropout, embd_pdrop=dropout,
                         attn_pdrop=dropout, use_cache=False, bos_token_id=vocab - 1,
                         eos_token_id=vocab - 1)
@@ -438,6 +438,38 @@ def llama(dropout=0.1, checkpoint=True, batch=2, seq=16, vocab=96, width=32, lay
                          eos_token_id=2)
     config._attn_implementation = "eager"
     return _language_model(LlamaForCausalLM(config), checkpoint, batch, seq, vocab)
+
+
+# -- Real size: the models and sizes people train --------------------------------
+# Not run by CI's tests (a step is gigabytes); bench/compile_time,
+# bench/cuda_peers and bench/peers export them.
+
+def gpt2_small(dropout=0.1, checkpoint=True, batch=4, seq=512, layers=12):
+    """transformers' GPT-2 small (12 layers of width 768, 12 heads, the
+    50257-token vocabulary, 1024 positions) at batch x seq, random weights,
+    each layer a checkpoint when `checkpoint` (transformers' own
+    activation checkpointing)."""
+    return gpt2(dropout=dropout, checkpoint=checkpoint, batch=batch, seq=seq,
+                vocab=50257, width=768, layers=layers, heads=12, positions=1024)
+
+
+def resnet50(dropout=0.0, checkpoint=True, batch=32, size=224, classes=1000):
+    """torchvision's ResNet-50 (random weights, train mode, 1000 classes) on
+    batch x 3 x size x size images, each of its four residual stages a
+    checkpoint when `checkpoint`. torchvision's ResNet has no dropout;
+    `dropout` > 0 adds one before the classifier, as resnet18 does."""
+    import torchvision
+    torch.manual_seed(0)
+    net = torchvision.models.resnet50(num_classes=classes)
+    if dropout:
+        net.fc = nn.Sequential(nn.Dropout(dropout), net.fc)
+    if checkpoint:
+        for name in ("layer1", "layer2", "layer3", "layer4"):
+            setattr(net, name, CheckpointedStage(getattr(net, name)))
+    return Classifier(net), _images(batch, size, classes)
+
+
+REAL_SIZE = {"gpt2_small": gpt2_small, "resnet50": resnet50}
 
 
 # -- Breadth: other models of the three libraries, built the same way ---------------
