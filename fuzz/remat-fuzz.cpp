@@ -80,9 +80,12 @@ static void runChunk(MLIRContext &ctx, StringRef text,
       "remat-mark{policy=budget budget-fraction=0.5}",
   };
   size_t which = llvm::hash_value(text) % std::size(marks);
+  // -remat-mark is a module pass: it plans each step on copies of the step
+  // and its callees.
   std::string pipeline =
-      std::string("builtin.module(func.func(remat-thread-rng,") + marks[which] +
-      ",remat-checkpoint,remat-verify),"
+      std::string("builtin.module(func.func(remat-thread-rng),") +
+      marks[which] +
+      ",func.func(remat-checkpoint,remat-verify),"
       "remat-report{output-file=/dev/null},remat-outline)";
   PassManager pm(&ctx);
   if (failed(parsePassPipeline(pipeline, pm)))

@@ -16,7 +16,9 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/Threading.h"
 
 #include <functional>
 
@@ -429,21 +431,21 @@ void remat::addPlanPipelineDialects(StringRef pipeline,
     pm.getDependentDialects(registry);
 }
 
-FailureOr<StepMemoryPlan> remat::planModuleCopy(ModuleOp module, StringRef name,
-                                                StringRef pipeline,
-                                                std::string &error) {
+/// Runs `pm` on `module`, a copy made for planning, and plans its function
+/// `name`: buffers it returns stay its own with `keepReturned`, else as
+/// mustKeepReturnedBuffers says of the copy. Only the diagnostics of this
+/// thread are the plan's (a sibling's plan may run on another thread at the
+/// same time); the first error becomes `error`.
+static FailureOr<StepMemoryPlan> runAndPlan(PassManager &pm, ModuleOp module,
+                                            StringRef name,
+                                            std::optional<bool> keepReturned,
+                                            std::string &error) {
   MLIRContext *context = module.getContext();
-  PassManager pm(context, ModuleOp::getOperationName());
-  llvm::raw_string_ostream errorStream(error);
-  if (failed(parsePassPipeline(pipeline, pm, errorStream)))
-    return failure();
-  // The budget planner bufferizes a copy per marking it measures: verifying
-  // after every pass of the pipeline was a quarter of its time (ViT: 3 of
-  // 12 s). The result is verified once, below.
-  pm.enableVerifier(false);
   {
-    // The copy's diagnostics are the plan's failure, not the input's.
+    uint64_t thread = llvm::get_threadid();
     ScopedDiagnosticHandler handler(context, [&](Diagnostic &diagnostic) {
+      if (llvm::get_threadid() != thread)
+        return failure();
       if (diagnostic.getSeverity() == DiagnosticSeverity::Error &&
           error.empty())
         error = diagnostic.str();
@@ -460,8 +462,8 @@ FailureOr<StepMemoryPlan> remat::planModuleCopy(ModuleOp module, StringRef name,
     error = "the bufferized module has no @" + name.str();
     return failure();
   }
-  StepBuffers buffers =
-      collectStepBuffers(bufferized, mustKeepReturnedBuffers(bufferized));
+  StepBuffers buffers = collectStepBuffers(
+      bufferized, keepReturned.value_or(mustKeepReturnedBuffers(bufferized)));
   ArenaPlan arena = planArena(buffers.lifetimes);
   StepMemoryPlan plan;
   plan.arenaBytes = arena.size;
@@ -473,6 +475,101 @@ FailureOr<StepMemoryPlan> remat::planModuleCopy(ModuleOp module, StringRef name,
   plan.plannedBuffers = buffers.allocs.size();
   plan.unplannedBuffers = buffers.unplanned.size();
   return plan;
+}
+
+FailureOr<StepMemoryPlan> remat::planModuleCopy(ModuleOp module, StringRef name,
+                                                StringRef pipeline,
+                                                std::string &error) {
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  llvm::raw_string_ostream errorStream(error);
+  if (failed(parsePassPipeline(pipeline, pm, errorStream)))
+    return failure();
+  // The budget planner bufferizes a copy per marking it measures: verifying
+  // after every pass of the pipeline was a quarter of its time (ViT: 3 of
+  // 12 s). The result is verified once, in runAndPlan.
+  pm.enableVerifier(false);
+  return runAndPlan(pm, module, name, std::nullopt, error);
+}
+
+OwningOpRef<ModuleOp> remat::copyForPlanning(Operation *function) {
+  auto module = dyn_cast_or_null<ModuleOp>(function->getParentOp());
+  if (!module)
+    return nullptr;
+  // The symbols `function` refers to, and theirs, resolved in `module`.
+  llvm::SmallPtrSet<Operation *, 8> needed;
+  SmallVector<Operation *> worklist = {function};
+  needed.insert(function);
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    for (Region &region : op->getRegions()) {
+      std::optional<SymbolTable::UseRange> uses =
+          SymbolTable::getSymbolUses(&region);
+      if (!uses)
+        continue;
+      for (const SymbolTable::SymbolUse &use : *uses) {
+        Operation *symbol =
+            module.lookupSymbol(use.getSymbolRef().getRootReference());
+        if (symbol && needed.insert(symbol).second)
+          worklist.push_back(symbol);
+      }
+    }
+  }
+  OpBuilder builder(module.getContext());
+  OwningOpRef<ModuleOp> copy(ModuleOp::create(module.getLoc()));
+  copy.get()->setAttrs(module->getAttrDictionary());
+  builder.setInsertionPointToEnd(copy->getBody());
+  for (Operation &op : module.getBody()->getOperations())
+    if (needed.contains(&op))
+      builder.clone(op);
+  return copy;
+}
+
+void PlanPipeline::initialize(MLIRContext *context, StringRef pipeline) {
+  this->context = context;
+  parseError.clear();
+  idle.clear();
+  parsed = std::make_unique<OpPassManager>(ModuleOp::getOperationName());
+  llvm::raw_string_ostream errorStream(parseError);
+  if (failed(
+          parsePassPipeline(getPlanPipeline(pipeline), *parsed, errorStream))) {
+    parsed.reset();
+    if (parseError.empty())
+      parseError = "the plan pipeline does not parse";
+  }
+}
+
+std::unique_ptr<PassManager> PlanPipeline::acquire() const {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!idle.empty())
+      return idle.pop_back_val();
+  }
+  auto pm =
+      std::make_unique<PassManager>(context, ModuleOp::getOperationName());
+  static_cast<OpPassManager &>(*pm) = *parsed;
+  // See planModuleCopy: the result is verified once.
+  pm->enableVerifier(false);
+  return pm;
+}
+
+void PlanPipeline::release(std::unique_ptr<PassManager> pm) const {
+  std::lock_guard<std::mutex> lock(mutex);
+  idle.push_back(std::move(pm));
+}
+
+FailureOr<StepMemoryPlan> PlanPipeline::plan(ModuleOp copy, StringRef name,
+                                             bool keepReturned,
+                                             std::string &error) const {
+  if (!parsed) {
+    error = parseError.empty() ? "the plan pipeline was not initialized"
+                               : parseError;
+    return failure();
+  }
+  std::unique_ptr<PassManager> pm = acquire();
+  FailureOr<StepMemoryPlan> result =
+      runAndPlan(*pm, copy, name, keepReturned, error);
+  release(std::move(pm));
+  return result;
 }
 
 FailureOr<StepMemoryPlan> remat::computeStepMemoryPlan(func::FuncOp function,

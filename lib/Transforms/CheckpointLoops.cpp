@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Threading.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 
@@ -816,51 +817,64 @@ struct RematCheckpointLoopsPass
       error = "policy=budget needs budget-bytes=B with B >= 1";
     else if (chosenPolicy != LoopPolicy::Budget && planPipeline.hasValue())
       error = "plan-pipeline= is an option of policy=budget only";
-    if (error.empty())
-      return success();
-    return emitError(UnknownLoc::get(context))
-           << "-remat-checkpoint-loops: " << error;
+    if (!error.empty())
+      return emitError(UnknownLoc::get(context))
+             << "-remat-checkpoint-loops: " << error;
+    if (chosenPolicy == LoopPolicy::Budget)
+      plans.initialize(context, planPipeline);
+    return success();
   }
 
-  /// Measures `choice` on a copy of the module: its memory plan's peak and
-  /// the recompute FLOPs -remat-report counts.
-  FailureOr<LoopChoiceCost> measure(ArrayRef<int64_t> choice) {
-    auto [it, inserted] = measured.try_emplace(
-        SmallVector<int64_t>(choice.begin(), choice.end()));
-    if (!inserted)
-      return it->second;
-    func::FuncOp function = getOperation();
-    auto module = function->getParentOfType<ModuleOp>();
-    if (!module)
-      return function.emitError()
-             << "-remat-checkpoint-loops: policy=budget plans the module "
-                "holding the function, and it has none";
-    OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
-    auto copyFunction = copy->lookupSymbol<func::FuncOp>(function.getName());
-    checkpointScans(
-        copyFunction,
-        [&](const ScanPair &, unsigned position) { return choice[position]; },
-        /*remarks=*/false);
-    LoopChoiceCost cost;
-    cost.recomputeFlops =
-        countStepFlops(getBackwardOp(copyFunction.getBody())).recompute;
-    std::string error;
-    FailureOr<StepMemoryPlan> plan = planModuleCopy(
-        *copy, function.getName(), getPlanPipeline(planPipeline), error);
-    if (failed(plan))
-      return function.emitError()
-             << "-remat-checkpoint-loops: policy=budget needs the memory plan: "
-             << error;
-    cost.peakBytes = plan->peakBytes;
-    ++numEvaluated;
-    it->second = cost;
-    return cost;
+  /// Measures each of `choices` not measured yet for `function` on a copy
+  /// of it and its callees, together on the context's thread pool: its
+  /// memory plan's peak and the recompute FLOPs -remat-report counts. A plan
+  /// that cannot be made is an error at `function`: the first in order, as
+  /// one thread would meet it.
+  LogicalResult measureAll(func::FuncOp function,
+                           ArrayRef<SmallVector<int64_t>> choices) {
+    SmallVector<SmallVector<int64_t>> fresh;
+    for (const SmallVector<int64_t> &choice : choices)
+      if (!measured.count(choice) && !llvm::is_contained(fresh, choice))
+        fresh.push_back(choice);
+    bool keepReturned = mustKeepReturnedBuffers(function);
+    SmallVector<std::optional<LoopChoiceCost>> costs(fresh.size());
+    SmallVector<std::string> errors(fresh.size());
+    parallelFor(function.getContext(), 0, fresh.size(), [&](size_t index) {
+      OwningOpRef<ModuleOp> copy = copyForPlanning(function);
+      if (!copy) {
+        errors[index] = "the function is not in a module";
+        return;
+      }
+      auto copyFunction = copy->lookupSymbol<func::FuncOp>(function.getName());
+      ArrayRef<int64_t> choice = fresh[index];
+      checkpointScans(
+          copyFunction,
+          [&](const ScanPair &, unsigned position) { return choice[position]; },
+          /*remarks=*/false);
+      LoopChoiceCost cost;
+      cost.recomputeFlops =
+          countStepFlops(getBackwardOp(copyFunction.getBody())).recompute;
+      FailureOr<StepMemoryPlan> plan =
+          plans.plan(*copy, function.getName(), keepReturned, errors[index]);
+      if (failed(plan))
+        return;
+      cost.peakBytes = plan->peakBytes;
+      costs[index] = cost;
+    });
+    for (auto [choice, cost, error] : llvm::zip_equal(fresh, costs, errors)) {
+      if (!cost)
+        return function.emitError() << "-remat-checkpoint-loops: policy=budget "
+                                       "needs the memory plan: "
+                                    << error;
+      ++numEvaluated;
+      measured[choice] = *cost;
+    }
+    return success();
   }
 
   /// policy=budget: the k per forward loop of least recompute FLOPs whose
   /// predicted peak fits, ties to the lower peak.
-  FailureOr<SmallVector<int64_t>> planBudget() {
-    func::FuncOp function = getOperation();
+  FailureOr<SmallVector<int64_t>> planBudget(func::FuncOp function) {
     BackwardOp backwardOp = getBackwardOp(function.getBody());
     SmallVector<scf::ForOp> loops = getForwardLoops(function, backwardOp);
     // The scans the pass would rewrite, and their sqrt k.
@@ -882,9 +896,9 @@ struct RematCheckpointLoopsPass
              << kMaxBudgetScans << " scans per function, this one has "
              << scans.size();
     int64_t budget = budgetBytes;
-    FailureOr<LoopChoiceCost> untouched = measure(none);
-    if (failed(untouched))
+    if (failed(measureAll(function, {none})))
       return failure();
+    const LoopChoiceCost *untouched = &measured.at(none);
     auto remark = [&](ArrayRef<int64_t> choice, LoopChoiceCost cost) {
       InFlightDiagnostic diag = function.emitRemark()
                                 << "-remat-checkpoint-loops: policy=budget, "
@@ -903,7 +917,9 @@ struct RematCheckpointLoopsPass
       return none;
     }
     // Each scan's k: the divisor of least peak, the others at their sqrt k.
-    SmallVector<int64_t> best = atSqrt;
+    // The choices do not depend on one another's costs: all are measured
+    // at once.
+    SmallVector<std::pair<unsigned, SmallVector<int64_t>>> byScan;
     for (auto [position, trips] : scans) {
       SmallVector<int64_t> divisors;
       for (int64_t k = 1; k <= trips; ++k)
@@ -914,30 +930,45 @@ struct RematCheckpointLoopsPass
         return std::make_pair(std::abs(a - sqrtK), a) <
                std::make_pair(std::abs(b - sqrtK), b);
       });
+      byScan.push_back({position, std::move(divisors)});
+    }
+    auto withK = [&](unsigned position, int64_t k) {
+      SmallVector<int64_t> choice = atSqrt;
+      choice[position] = k;
+      return choice;
+    };
+    SmallVector<SmallVector<int64_t>> divisorChoices;
+    for (auto &[position, divisors] : byScan)
+      for (int64_t k : divisors)
+        divisorChoices.push_back(withK(position, k));
+    if (failed(measureAll(function, divisorChoices)))
+      return failure();
+    SmallVector<int64_t> best = atSqrt;
+    for (auto &[position, divisors] : byScan) {
       std::optional<int64_t> lowest;
       for (int64_t k : divisors) {
-        SmallVector<int64_t> choice = atSqrt;
-        choice[position] = k;
-        FailureOr<LoopChoiceCost> cost = measure(choice);
-        if (failed(cost))
-          return failure();
-        if (!lowest || cost->peakBytes < *lowest) {
-          lowest = cost->peakBytes;
+        const LoopChoiceCost &cost = measured.at(withK(position, k));
+        if (!lowest || cost.peakBytes < *lowest) {
+          lowest = cost.peakBytes;
           best[position] = k;
         }
       }
     }
     // Every subset of the scans at those k.
-    std::optional<std::pair<SmallVector<int64_t>, LoopChoiceCost>> answer;
-    int64_t lowestPeak = untouched->peakBytes;
+    SmallVector<SmallVector<int64_t>> subsets;
     for (unsigned mask = 1; mask < (1u << scans.size()); ++mask) {
       SmallVector<int64_t> choice = none;
       for (auto [index, scan] : llvm::enumerate(scans))
         if (mask & (1u << index))
           choice[scan.first] = best[scan.first];
-      FailureOr<LoopChoiceCost> cost = measure(choice);
-      if (failed(cost))
-        return failure();
+      subsets.push_back(std::move(choice));
+    }
+    if (failed(measureAll(function, subsets)))
+      return failure();
+    std::optional<std::pair<SmallVector<int64_t>, LoopChoiceCost>> answer;
+    int64_t lowestPeak = untouched->peakBytes;
+    for (const SmallVector<int64_t> &choice : subsets) {
+      const LoopChoiceCost *cost = &measured.at(choice);
       lowestPeak = std::min(lowestPeak, cost->peakBytes);
       if (cost->peakBytes > budget)
         continue;
@@ -956,19 +987,31 @@ struct RematCheckpointLoopsPass
     return answer->first;
   }
 
+  /// Rewrites the training steps of the module one after the other, each
+  /// planned on copies of itself and its callees (its choices measured on
+  /// the thread pool): a module pass, since planning reads the callees while
+  /// a function pass could be changing them on another thread.
   void runOnOperation() override {
-    func::FuncOp function = getOperation();
+    for (func::FuncOp function :
+         llvm::to_vector(getOperation().getOps<func::FuncOp>()))
+      if (failed(checkpointFunction(function)))
+        return signalPassFailure();
+  }
+
+  /// Recomputes the marked segments of `function`'s scan bodies and
+  /// checkpoints its scans, if it is a training step.
+  LogicalResult checkpointFunction(func::FuncOp function) {
     if (!getBackwardOp(function.getBody()))
-      return;
+      return success();
     measured.clear();
     if (failed(recomputeBodySegments(function, /*remarks=*/true)))
-      return signalPassFailure();
+      return failure();
     LoopPolicy chosenPolicy = getPolicy();
     SmallVector<int64_t> budgetChoice;
     if (chosenPolicy == LoopPolicy::Budget) {
-      FailureOr<SmallVector<int64_t>> choice = planBudget();
+      FailureOr<SmallVector<int64_t>> choice = planBudget(function);
       if (failed(choice))
-        return signalPassFailure();
+        return failure();
       budgetChoice = std::move(*choice);
     }
     numLoops += checkpointScans(
@@ -985,10 +1028,13 @@ struct RematCheckpointLoopsPass
           llvm_unreachable("unknown loop policy");
         },
         /*remarks=*/true);
+    return success();
   }
 
   /// The choices policy=budget measured for the function, by k per loop.
   std::map<SmallVector<int64_t>, LoopChoiceCost> measured;
+  /// The plan pipeline of policy=budget, built in initialize().
+  PlanPipeline plans;
 };
 
 } // namespace

@@ -16,6 +16,7 @@
 #include "llvm/Support/Debug.h"
 
 #include <limits>
+#include <map>
 #include <set>
 
 #define DEBUG_TYPE "remat-mark"
@@ -69,15 +70,15 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     return {};
   }
 
-  /// The cost of `marking` on its memory plan; the model's, with a warning,
-  /// when the plan cannot be made.
-  PlanCost predictCost(const MarkingProblem &problem, const Marking &marking) {
+  /// The cost of `marking` on its memory plan; the model's, with a warning
+  /// at `function`, when the plan cannot be made.
+  PlanCost predictCost(func::FuncOp function, const MarkingProblem &problem,
+                       const Marking &marking) {
     std::string error;
-    FailureOr<PlanCost> cost =
-        problem.evaluatePlanned(marking, getPlanPipeline(planPipeline), error);
+    FailureOr<PlanCost> cost = problem.evaluatePlanned(marking, plans, error);
     if (succeeded(cost))
       return *cost;
-    emitWarning(getOperation().getLoc())
+    emitWarning(function.getLoc())
         << "-remat-mark: no memory plan, the predicted peak is the model's: "
         << error;
     return problem.evaluate(marking);
@@ -139,26 +140,33 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     return markings;
   }
 
-  /// Measures `marking` and appends it to `points`: on its memory plan if
-  /// `onPlans`, else on the model.
-  LogicalResult measure(const MarkingProblem &problem, Marking marking,
-                        bool onPlans, SmallVectorImpl<PlanPoint> &points) {
+  /// Measures `markings` and appends them to `points`, in order: on their
+  /// memory plans if `onPlans` (together on the context's thread pool), else
+  /// on the model. A plan that cannot be made is an error at `function`: the
+  /// first one in order, as one thread would meet it.
+  LogicalResult measure(func::FuncOp function, const MarkingProblem &problem,
+                        SmallVector<Marking> markings, bool onPlans,
+                        SmallVectorImpl<PlanPoint> &points) {
     if (!onPlans) {
-      PlanCost cost = problem.evaluate(marking);
-      points.push_back({std::move(marking), cost});
+      SmallVector<PlanCost> costs = problem.evaluateAll(markings);
+      for (auto [marking, cost] : llvm::zip_equal(markings, costs))
+        points.push_back({std::move(marking), cost});
       return success();
     }
-    std::string error;
-    FailureOr<PlanCost> cost =
-        problem.evaluatePlanned(marking, getPlanPipeline(planPipeline), error);
-    if (failed(cost))
-      return getOperation().emitError()
-             << "-remat-mark: policy=budget needs the memory plan: " << error;
-    LLVM_DEBUG(llvm::dbgs()
-               << "remat-mark: measured marking " << points.size()
-               << ": planned peak " << cost->peakBytes
-               << " bytes, recompute FLOPs " << cost->recomputeFlops << "\n");
-    points.push_back({std::move(marking), *cost});
+    SmallVector<MarkingProblem::PlannedCost> results =
+        problem.evaluatePlannedAll(markings, plans);
+    for (auto [marking, result] : llvm::zip_equal(markings, results)) {
+      if (!result.cost)
+        return function.emitError()
+               << "-remat-mark: policy=budget needs the memory plan: "
+               << result.error;
+      LLVM_DEBUG(llvm::dbgs()
+                 << "remat-mark: measured marking " << points.size()
+                 << ": planned peak " << result.cost->peakBytes
+                 << " bytes, recompute FLOPs " << result.cost->recomputeFlops
+                 << "\n");
+      points.push_back({std::move(marking), *result.cost});
+    }
     return success();
   }
 
@@ -166,20 +174,18 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
   /// with a `planLimit` of at least two, those of getMeasured, measured on
   /// their memory plans; else, on the model, the policies' markings and
   /// every marking the search evaluated, at the cost it found.
-  LogicalResult measurePoints(const MarkingProblem &problem,
+  LogicalResult measurePoints(func::FuncOp function,
+                              const MarkingProblem &problem,
                               const BudgetPlanner &planner, unsigned planLimit,
                               SmallVectorImpl<PlanPoint> &points) {
-    if (planLimit >= 2) {
-      for (Marking &marking :
-           getMeasured(problem, planner.getCandidates(), planLimit))
-        if (failed(
-                measure(problem, std::move(marking), /*onPlans=*/true, points)))
-          return failure();
-      return success();
-    }
-    (void)measure(problem, Marking(problem.size()), /*onPlans=*/false, points);
-    for (Marking &marking : getPolicyMarkings(problem))
-      (void)measure(problem, std::move(marking), /*onPlans=*/false, points);
+    if (planLimit >= 2)
+      return measure(function, problem,
+                     getMeasured(problem, planner.getCandidates(), planLimit),
+                     /*onPlans=*/true, points);
+    SmallVector<Marking> markings = {Marking(problem.size())};
+    llvm::append_range(markings, getPolicyMarkings(problem));
+    (void)measure(function, problem, std::move(markings), /*onPlans=*/false,
+                  points);
     for (const PlanPoint &point : planner.getCandidates())
       points.push_back(point);
     return success();
@@ -191,8 +197,11 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
   /// `best`), within the work left to plans beyond the `planLimit` already
   /// measured: sequential(N)'s planned peak can be below every marking the
   /// model's front led to, and the answer is never to be above another
-  /// policy's.
-  LogicalResult measureSequential(const MarkingProblem &problem,
+  /// policy's. The model's FLOPs of a marking the search evaluated are
+  /// looked up in `planner`, not measured again.
+  LogicalResult measureSequential(func::FuncOp function,
+                                  const MarkingProblem &problem,
+                                  const BudgetPlanner &planner,
                                   const PlanPoint *best, unsigned planLimit,
                                   size_t ops,
                                   SmallVectorImpl<PlanPoint> &points) {
@@ -205,18 +214,35 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     std::set<Marking> seen;
     for (const PlanPoint &point : points)
       seen.insert(point.marking);
+    std::map<Marking, int64_t> modelFlops;
+    for (const PlanPoint &point : planner.getCandidates())
+      modelFlops.try_emplace(point.marking, point.cost.recomputeFlops);
+    // The unseen sequential markings, and the model's FLOPs of those the
+    // search did not evaluate, all at once.
     size_t last = std::min<size_t>(kMaxSequentialSegments, problem.size());
-    for (unsigned segments = 2; segments <= last && room > 0; ++segments) {
+    SmallVector<Marking> sequential, unknown;
+    for (unsigned segments = 2; segments <= last; ++segments) {
       Marking marking = planSequential(problem, segments);
-      if (!seen.insert(marking).second ||
-          problem.evaluate(marking).recomputeFlops >= bound)
+      if (!seen.insert(marking).second)
+        continue;
+      if (!modelFlops.count(marking))
+        unknown.push_back(marking);
+      sequential.push_back(std::move(marking));
+    }
+    for (auto [marking, cost] :
+         llvm::zip_equal(unknown, problem.evaluateAll(unknown)))
+      modelFlops.try_emplace(marking, cost.recomputeFlops);
+    SmallVector<Marking> cheaper;
+    for (Marking &marking : sequential) {
+      if (room == 0)
+        break;
+      if (modelFlops.at(marking) >= bound)
         continue;
       --room;
-      if (failed(
-              measure(problem, std::move(marking), /*onPlans=*/true, points)))
-        return failure();
+      cheaper.push_back(std::move(marking));
     }
-    return success();
+    return measure(function, problem, std::move(cheaper), /*onPlans=*/true,
+                   points);
   }
 
   /// The budget the options ask for, in the bytes of `points` (whose first
@@ -247,7 +273,8 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
   /// memory plans (getMeasured) and returns the cheapest within the budget,
   /// which is read in the plans' bytes; on the model's bytes for a step too
   /// large to measure plans of (kPlanWork).
-  FailureOr<PlannedPoint> planBudget(const MarkingProblem &problem,
+  FailureOr<PlannedPoint> planBudget(func::FuncOp function,
+                                     const MarkingProblem &problem,
                                      raw_ostream &os) {
     BudgetPlanner planner(problem);
     numEvaluated += planner.getNumEvaluations();
@@ -259,7 +286,7 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
         std::min<size_t>(planCandidates, static_cast<size_t>(planWork) / ops);
     bool onPlans = planLimit >= 2;
     SmallVector<PlanPoint> points;
-    if (failed(measurePoints(problem, planner, planLimit, points)))
+    if (failed(measurePoints(function, problem, planner, planLimit, points)))
       return failure();
     // The top of the budget-between scale: the lower of the unmarked peak
     // and the peak with only the cheap ops recomputed (planHeavySaved), as
@@ -270,20 +297,21 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
         llvm::none_of(
             points,
             [&](const PlanPoint &point) { return point.marking == cheap; }) &&
-        failed(measure(problem, cheap, onPlans, points)))
+        failed(measure(function, problem, {cheap}, onPlans, points)))
       return failure();
     int64_t lowest;
     int64_t budget = computeBudget(points, cheap, lowest);
     const PlanPoint *best = findCheapestWithin(points, budget);
     if (onPlans) {
-      if (failed(measureSequential(problem, best, planLimit, ops, points)))
+      if (failed(measureSequential(function, problem, planner, best, planLimit,
+                                   ops, points)))
         return failure();
       best = findCheapestWithin(points, budget);
       for (const PlanPoint &point : points)
         lowest = std::min(lowest, point.cost.peakBytes);
     }
     if (!best) {
-      getOperation().emitError()
+      function.emitError()
           << "-remat-mark: budget of " << budget
           << " bytes is infeasible: the smallest peak the planner reached is "
           << lowest << " bytes (unmarked: " << points.front().cost.peakBytes
@@ -302,24 +330,38 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
   }
 
   /// Checks the options once per pipeline, before any function is visited
-  /// (also when there is none), however the pass was created.
+  /// (also when there is none), however the pass was created, and builds
+  /// the plan pipeline.
   LogicalResult initialize(MLIRContext *context) override {
     std::string error = checkOptions();
-    if (error.empty())
-      return success();
-    return emitError(UnknownLoc::get(context)) << "-remat-mark: " << error;
+    if (!error.empty())
+      return emitError(UnknownLoc::get(context)) << "-remat-mark: " << error;
+    if (policy != MarkPolicy::Annotations)
+      plans.initialize(context, planPipeline);
+    return success();
   }
 
+  /// Marks the training steps of the module one after the other, each
+  /// planned on copies of itself and its callees (its candidates measured
+  /// on the thread pool): a module pass, since planning reads the callees
+  /// while a function pass could be changing them on another thread.
   void runOnOperation() override {
-    func::FuncOp function = getOperation();
+    for (func::FuncOp function :
+         llvm::to_vector(getOperation().getOps<func::FuncOp>()))
+      if (failed(markFunction(function)))
+        return signalPassFailure();
+  }
+
+  /// Writes the policy's marks on `function` if it is a training step.
+  LogicalResult markFunction(func::FuncOp function) {
     if (failed(verifyMarksTakeEffect(function)))
-      return signalPassFailure();
+      return failure();
     if (policy == MarkPolicy::Annotations || !getBackwardOp(function.getBody()))
-      return;
+      return success();
 
     FailureOr<MarkingProblem> problem = MarkingProblem::build(function);
     if (failed(problem))
-      return signalPassFailure();
+      return failure();
 
     Marking marking;
     SmallVector<bool> saveInSegment;
@@ -341,9 +383,9 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
         names.insert(name);
       marking = planSelective(*problem, ops, names, saveInSegment);
     } else {
-      FailureOr<PlannedPoint> chosen = planBudget(*problem, os);
+      FailureOr<PlannedPoint> chosen = planBudget(function, *problem, os);
       if (failed(chosen))
-        return signalPassFailure();
+        return failure();
       marking = chosen->marking;
       budgetCost = chosen->cost;
       plannedBudget = chosen->budget;
@@ -351,7 +393,7 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
 
     std::optional<PlanCost> cost = budgetCost;
     if (predict && !cost)
-      cost = predictCost(*problem, marking);
+      cost = predictCost(function, *problem, marking);
     problem->apply(marking, saveInSegment);
     // Segments, nested ones included: every prefix of a path names one.
     std::set<SegmentPath> used;
@@ -382,7 +424,11 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
       remark << ", predicted peak " << cost->peakBytes
              << " bytes, recompute FLOPs " << cost->recomputeFlops;
     remark << detail;
+    return success();
   }
+
+  /// The plan pipeline, built in initialize().
+  PlanPipeline plans;
 };
 
 } // namespace

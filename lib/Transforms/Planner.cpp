@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Threading.h"
 #include "llvm/ADT/APInt.h"
 
 #ifdef REMAT_HAVE_GLPK
@@ -80,6 +81,8 @@ FailureOr<MarkingProblem> MarkingProblem::build(FunctionOpInterface function) {
     problem.positions.push_back(at);
   }
   function->walk([&](Operation *) { ++problem.numFunctionOps; });
+  if (auto func = dyn_cast<func::FuncOp>(function.getOperation()))
+    problem.keepReturnedBuffers = mustKeepReturnedBuffers(func);
   return problem;
 }
 
@@ -386,27 +389,41 @@ void MarkingProblem::writeMarks(Block &body, ArrayRef<SegmentPath> marking,
 
 FailureOr<PlanCost>
 MarkingProblem::evaluatePlanned(ArrayRef<SegmentPath> marking,
-                                StringRef pipeline, std::string &error) const {
+                                const PlanPipeline &pipeline,
+                                std::string &error) const {
   FunctionOpInterface target = function;
-  auto module = target->getParentOfType<ModuleOp>();
-  StringAttr name = target.getNameAttr();
-  if (!module) {
+  OwningOpRef<ModuleOp> copy = copyForPlanning(target);
+  if (!copy) {
     error = "the function is not in a module";
     return failure();
   }
-  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
-  auto copyFunction = cast<FunctionOpInterface>(copy->lookupSymbol(name));
+  auto copyFunction =
+      cast<FunctionOpInterface>(copy->lookupSymbol(target.getNameAttr()));
   writeMarks(copyFunction.getFunctionBody().front(), marking, {});
   applyCheckpointPlan(CheckpointPlan::compute(copyFunction));
   PlanCost cost;
   cost.recomputeFlops =
       countStepFlops(getBackwardOp(copyFunction.getFunctionBody())).recompute;
   FailureOr<StepMemoryPlan> plan =
-      planModuleCopy(*copy, name.getValue(), pipeline, error);
+      pipeline.plan(*copy, target.getName(), keepReturnedBuffers, error);
   if (failed(plan))
     return failure();
   cost.peakBytes = plan->peakBytes;
   return cost;
+}
+
+SmallVector<MarkingProblem::PlannedCost>
+MarkingProblem::evaluatePlannedAll(ArrayRef<Marking> markings,
+                                   const PlanPipeline &pipeline) const {
+  SmallVector<PlannedCost> results(markings.size());
+  parallelFor(function->getContext(), 0, markings.size(), [&](size_t index) {
+    PlannedCost &result = results[index];
+    FailureOr<PlanCost> cost =
+        evaluatePlanned(markings[index], pipeline, result.error);
+    if (succeeded(cost))
+      result.cost = *cost;
+  });
+  return results;
 }
 
 PlanCost MarkingProblem::evaluate(ArrayRef<SegmentPath> marking) const {
@@ -422,6 +439,14 @@ PlanCost MarkingProblem::evaluate(ArrayRef<SegmentPath> marking) const {
       countStepFlops(getBackwardOp(copyFunction.getFunctionBody())).recompute;
   copy->destroy();
   return cost;
+}
+
+SmallVector<PlanCost>
+MarkingProblem::evaluateAll(ArrayRef<Marking> markings) const {
+  SmallVector<PlanCost> costs(markings.size());
+  parallelFor(function->getContext(), 0, markings.size(),
+              [&](size_t index) { costs[index] = evaluate(markings[index]); });
+  return costs;
 }
 
 void MarkingProblem::apply(ArrayRef<SegmentPath> marking,
@@ -548,6 +573,23 @@ public:
     return true;
   }
 
+  /// tryAdd of each of `markings` in turn, with the measurements made
+  /// together on the context's thread pool: the same candidates, in the
+  /// same order. Returns how many were added.
+  size_t tryAddAll(SmallVectorImpl<Marking> &&markings) {
+    SmallVector<Marking> fresh;
+    for (Marking &marking : markings) {
+      if (candidates.size() + fresh.size() >= limit)
+        break;
+      if (seen.insert(marking).second)
+        fresh.push_back(std::move(marking));
+    }
+    SmallVector<PlanCost> costs = problem.evaluateAll(fresh);
+    for (auto [marking, cost] : llvm::zip_equal(fresh, costs))
+      candidates.push_back({std::move(marking), cost});
+    return fresh.size();
+  }
+
   bool isFull() const { return candidates.size() >= limit; }
   size_t getLimit() const { return limit; }
   const MarkingProblem &getProblem() const { return problem; }
@@ -576,14 +618,16 @@ static void addChainPlans(CandidatePool &pool, const BudgetOptions &options,
   SmallVector<size_t> firstOp;
   std::vector<ChainStage> chain =
       problem.getChain(options.chainStages, firstOp);
+  SmallVector<Marking> markings;
   for (const ChainPlan &plan :
        ChainPlanner(chain, options.chainUnits).getFront(plans)) {
     Marking marking(n);
     for (size_t k = 0; k < chain.size(); ++k)
       for (size_t i = firstOp[k]; i < firstOp[k + 1]; ++i)
         marking[i] = plan.paths[k];
-    pool.tryAdd(std::move(marking));
+    markings.push_back(std::move(marking));
   }
+  pool.tryAddAll(std::move(markings));
 }
 
 /// Adds every subset of recomputed decision ops (as one segment) and, up to
@@ -591,17 +635,19 @@ static void addChainPlans(CandidatePool &pool, const BudgetOptions &options,
 static void addEnumeratedPlans(CandidatePool &pool,
                                const BudgetOptions &options) {
   size_t n = pool.getProblem().size();
+  SmallVector<Marking> markings;
   for (uint64_t mask = 1; mask < (uint64_t(1) << n); ++mask) {
     Marking marking(n);
     for (size_t i = 0; i < n; ++i)
       if (mask >> i & 1)
         marking[i] = {0};
-    pool.tryAdd(std::move(marking));
+    markings.push_back(std::move(marking));
   }
   if (n <= options.nestedLimit)
     forEachNestedPlan(n, /*maxDepth=*/n, [&](ArrayRef<SegmentPath> paths) {
-      pool.tryAdd(Marking(paths.begin(), paths.end()));
+      markings.push_back(Marking(paths.begin(), paths.end()));
     });
+  pool.tryAddAll(std::move(markings));
 }
 
 /// Adds the heuristic markings that do not depend on a budget: the other
@@ -618,12 +664,11 @@ static void addHeuristicPlans(CandidatePool &pool) {
         marking[i].clear();
     return marking;
   };
-  for (Marking &marking : getPolicyMarkings(problem))
-    pool.tryAdd(std::move(marking));
+  SmallVector<Marking> markings = getPolicyMarkings(problem);
   for (unsigned segments = 2;
        segments <= std::min<size_t>(kMaxSequentialSegments, n); ++segments) {
-    pool.tryAdd(planSequential(problem, segments));
-    pool.tryAdd(withHeavySaved(planSequential(problem, segments)));
+    markings.push_back(planSequential(problem, segments));
+    markings.push_back(withHeavySaved(planSequential(problem, segments)));
   }
   SmallVector<size_t, 0> order(n);
   std::iota(order.begin(), order.end(), 0);
@@ -637,8 +682,9 @@ static void addHeuristicPlans(CandidatePool &pool) {
     Marking marking(n);
     for (size_t k = 0; k < n * step / steps; ++k)
       marking[order[k]] = {0};
-    pool.tryAdd(std::move(marking));
+    markings.push_back(std::move(marking));
   }
+  pool.tryAddAll(std::move(markings));
 }
 
 /// The candidate the Pareto front's refinement starts from next: walking the

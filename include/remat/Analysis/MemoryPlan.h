@@ -14,8 +14,14 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
+
+#include <memory>
+#include <mutex>
+#include <optional>
 
 namespace remat {
 
@@ -153,6 +159,53 @@ llvm::FailureOr<StepMemoryPlan> planModuleCopy(mlir::ModuleOp module,
                                                llvm::StringRef name,
                                                llvm::StringRef pipeline,
                                                std::string &error);
+
+/// A new module, with the attributes of the module around `function` (an op
+/// of its body), that holds copies of `function` and of every symbol it
+/// refers to, transitively (its callees), in the module's order: what the
+/// plan of `function` depends on, and nothing a pass running on a sibling
+/// function may be changing. Null if `function` is not in a module's body.
+mlir::OwningOpRef<mlir::ModuleOp> copyForPlanning(mlir::Operation *function);
+
+/// A plan pipeline parsed once and run on any number of module copies, from
+/// any number of threads at once: each run takes a pass manager of its own
+/// from a pool (cloned from the parsed pipeline when every one is busy), so
+/// no two threads share pass instances, and diagnostics are caught per
+/// thread. Planning passes build one in their initialize().
+class PlanPipeline {
+public:
+  PlanPipeline() = default;
+  /// A copy is empty, to be initialized again: a pass that holds one is
+  /// copied when its pass manager is, and initialized after.
+  PlanPipeline(const PlanPipeline &) {}
+  PlanPipeline &operator=(const PlanPipeline &) = delete;
+
+  /// Parses `pipeline` (a module pass pipeline; kBufferizePipeline when
+  /// empty). If it does not parse, every plan fails with the parser's
+  /// message.
+  void initialize(mlir::MLIRContext *context, llvm::StringRef pipeline);
+
+  /// Bufferizes `copy` in place and plans its function `name` as
+  /// planModuleCopy does; buffers the function returns stay allocations of
+  /// their own with `keepReturned` (mustKeepReturnedBuffers of the original,
+  /// which a copy without the callers cannot tell). Thread-safe.
+  llvm::FailureOr<StepMemoryPlan> plan(mlir::ModuleOp copy,
+                                       llvm::StringRef name, bool keepReturned,
+                                       std::string &error) const;
+
+private:
+  /// A pass manager no run is using, made if there is none.
+  std::unique_ptr<mlir::PassManager> acquire() const;
+  void release(std::unique_ptr<mlir::PassManager> pm) const;
+
+  mlir::MLIRContext *context = nullptr;
+  std::string parseError;
+  /// The parsed pipeline, never run: the pool's pass managers are its
+  /// clones.
+  std::unique_ptr<mlir::OpPassManager> parsed;
+  mutable std::mutex mutex;
+  mutable llvm::SmallVector<std::unique_ptr<mlir::PassManager>, 0> idle;
+};
 
 } // namespace remat
 

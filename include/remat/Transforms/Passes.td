@@ -154,7 +154,7 @@ def RematCheckpointPass : Pass<"remat-checkpoint", "mlir::func::FuncOp"> {
 }
 
 def RematCheckpointLoopsPass
-    : Pass<"remat-checkpoint-loops", "mlir::func::FuncOp"> {
+    : Pass<"remat-checkpoint-loops", "mlir::ModuleOp"> {
   let summary = "Save every k-th carry of a scan and recompute the rest";
   let description = [{
     Rewrites a forward scan and the backward loop that walks it in reverse
@@ -208,6 +208,9 @@ def RematCheckpointLoopsPass
       nearest that k), and every subset of the scans (at most 8) is measured
       with those k. A remark states the choice, its predicted peak and FLOPs;
       no choice within the budget is an error naming the least peak reached.
+      A module pass, as -remat-mark is: each step is planned in turn on
+      copies of itself and its callees, the choices measured together on
+      the context's thread pool, with the same result as on one thread.
 
     Segments inside a scan's body come first. The marked ops (`remat.segment`
     without `remat.policy = "save"`) directly in the body of a forward scan
@@ -634,7 +637,7 @@ def RematPlanArenaPass : Pass<"remat-plan-arena", "mlir::func::FuncOp"> {
   ];
 }
 
-def RematMarkPass : Pass<"remat-mark", "mlir::func::FuncOp"> {
+def RematMarkPass : Pass<"remat-mark", "mlir::ModuleOp"> {
   let summary = "Choose checkpoint segments by a policy";
   let description = [{
     Writes `remat.segment` (and, for `selective`, `remat.policy = "save"`)
@@ -688,6 +691,14 @@ def RematMarkPass : Pass<"remat-mark", "mlir::func::FuncOp"> {
       (exact) or stops at its limits (400 markings, 2 s); its bound, or a
       fractional knapsack bound without GLPK, is the proven lower bound. A
       budget below the smallest peak reached is an error naming that peak.
+
+    A module pass: it plans each training step in turn on copies of the
+    step and its callees only (remat::copyForPlanning), never reading a
+    sibling that a function pass could be rewriting on another thread; the
+    markings it measures are measured together on the context's thread
+    pool, each on its own copy with its own pass manager (cloned from the
+    plan pipeline parsed once, in initialize()). The results are those of
+    one thread: `--mlir-disable-threading` writes the same plan.
 
     The pass emits a remark on each function with the chosen plan: segments,
     predicted peak (the memory plan's) and recompute FLOPs, and for budget

@@ -12,6 +12,7 @@
 #define REMAT_TRANSFORMS_PLANNER_H
 
 #include "remat/Analysis/ChainPlanner.h"
+#include "remat/Analysis/MemoryPlan.h"
 #include "remat/Dialect/Remat/IR/RematOps.h"
 
 #include "mlir/IR/Operation.h"
@@ -88,13 +89,33 @@ public:
   /// the clones. O(n log n) in the function's size.
   PlanCost evaluate(llvm::ArrayRef<SegmentPath> marking) const;
 
+  /// evaluate() of each of `markings`, in order, on the MLIR context's
+  /// thread pool: each evaluation copies the function, so they share
+  /// nothing, and the results are those of one thread.
+  llvm::SmallVector<PlanCost>
+  evaluateAll(llvm::ArrayRef<Marking> markings) const;
+
   /// Measures `marking` as the lowering will allocate it: writes it on a
-  /// copy of the function's module, applies CheckpointPlan there and plans
-  /// the copy's memory with `pipeline` (computeStepMemoryPlan), so the peak
-  /// is the generated code's. Costs one bufferization of the module.
+  /// copy of the function and its callees (copyForPlanning), applies
+  /// CheckpointPlan there and plans the copy's memory with `pipeline`, so
+  /// the peak is the generated code's. Costs one bufferization of the
+  /// function. Thread-safe: reads the function only.
   llvm::FailureOr<PlanCost> evaluatePlanned(llvm::ArrayRef<SegmentPath> marking,
-                                            llvm::StringRef pipeline,
+                                            const PlanPipeline &pipeline,
                                             std::string &error) const;
+
+  /// What evaluatePlanned gives for one marking: its cost, or why its plan
+  /// failed.
+  struct PlannedCost {
+    std::optional<PlanCost> cost;
+    std::string error;
+  };
+  /// evaluatePlanned of each of `markings`, in order, on the MLIR context's
+  /// thread pool (one bufferized copy per marking and thread at once); the
+  /// results are those of one thread.
+  llvm::SmallVector<PlannedCost>
+  evaluatePlannedAll(llvm::ArrayRef<Marking> markings,
+                     const PlanPipeline &pipeline) const;
 
   /// Writes `marking` on the function: removes every `remat.segment` and
   /// `remat.policy` of its forward ops, then marks the decision ops (and the
@@ -122,6 +143,9 @@ private:
   /// Position in the body block of each decision op.
   llvm::SmallVector<unsigned, 0> positions;
   size_t numFunctionOps = 0;
+  /// mustKeepReturnedBuffers of the function in its module, which a copy
+  /// for planning (without the callers) cannot tell.
+  bool keepReturnedBuffers = false;
   mutable std::optional<llvm::SmallVector<RelaxationRow, 0>> relaxation;
 };
 
