@@ -336,16 +336,325 @@ namespace {
 /// The most consecutive items improveSchedule moves at once.
 constexpr unsigned kMaxBlock = 4;
 
+/// The peak, the positions at the peak and the sum of `live` over positions
+/// [begin, end), as getObjective counts them.
+struct LiveSummary {
+  int64_t peak = 0, atPeak = 0, area = 0;
+
+  void add(int64_t bytes) {
+    if (bytes > peak) {
+      peak = bytes;
+      atPeak = 0;
+    }
+    atPeak += bytes == peak;
+    area += bytes;
+  }
+  /// The summary of two disjoint sets of positions.
+  static LiveSummary merge(const LiveSummary &a, const LiveSummary &b) {
+    LiveSummary merged;
+    merged.peak = std::max(a.peak, b.peak);
+    merged.atPeak = (a.peak == merged.peak ? a.atPeak : 0) +
+                    (b.peak == merged.peak ? b.atPeak : 0);
+    merged.area = a.area + b.area;
+    return merged;
+  }
+};
+
+/// Weighs the orders improveSchedule tries: the current order with the
+/// items of one window of positions [lo, hi) permuted (a block moved). A
+/// trial costs O(window + its touches, reuses and chains), not O(n): the
+/// rest of the order is summed up once per current order.
+///
+/// Why only the window changes. Outside it every position holds the same
+/// item, so a buffer's first (last) touch changes only if it lies in the
+/// window, and stays there. Reuse decisions before `lo` read first and last
+/// touches before `lo` only (a chain that dies at p < lo has all its lasts
+/// before lo), so they are the same. If the decisions of the window's items
+/// are the same too, those after `hi` are (by induction: each reads
+/// holders decided identically, and a chain's last is either at or after
+/// `hi` and the same, or before `hi` and so never the position read), so
+/// every chain has the same members and its range differs only inside the
+/// window. weigh() simulates the window's reuses from the state at `lo`; if
+/// a decision differs, or the current order has a chain that another chain
+/// joined (whose escape flags depend on the order of the joins), it weighs
+/// the whole trial order with Ranges instead.
+class TrialEvaluator {
+public:
+  explicit TrialEvaluator(const ScheduleProblem &problem)
+      : problem(problem), current(problem), whole(problem) {
+    size_t numBuffers = problem.bytes.size();
+    touchedStamp.assign(numBuffers, 0);
+    windowFirst.assign(numBuffers, 0);
+    windowLast.assign(numBuffers, 0);
+    holderStamp.assign(numBuffers, 0);
+    simHolder.assign(numBuffers, 0);
+    lastStamp.assign(numBuffers, 0);
+    simLast.assign(numBuffers, 0);
+    simEscapes.assign(numBuffers, false);
+    rootStamp.assign(numBuffers, 0);
+    if (!problem.reuses.empty()) {
+      reusesOf.resize(problem.getNumItems());
+      for (auto [index, reuse] : enumerate(problem.reuses))
+        reusesOf[reuse.item].push_back(index);
+    }
+  }
+
+  /// Makes `order` the current order. O(n + touches + reuse sources).
+  void reset(ArrayRef<unsigned> order) {
+    size_t n = order.size(), numBuffers = problem.bytes.size();
+    current.compute(order);
+    prefix.assign(n + 1, LiveSummary());
+    suffix.assign(n + 1, LiveSummary());
+    summarize(0, n);
+    // The members of each chain, its holder aside.
+    memberBegin.assign(numBuffers + 1, 0);
+    for (unsigned buffer = 0; buffer < numBuffers; ++buffer)
+      if (current.holder[buffer] != buffer)
+        ++memberBegin[current.holder[buffer] + 1];
+    for (unsigned buffer = 0; buffer < numBuffers; ++buffer)
+      memberBegin[buffer + 1] += memberBegin[buffer];
+    members.assign(memberBegin.back(), 0);
+    SmallVector<unsigned> next(memberBegin.begin(), memberBegin.end() - 1);
+    for (unsigned buffer = 0; buffer < numBuffers; ++buffer)
+      if (current.holder[buffer] != buffer)
+        members[next[current.holder[buffer]]++] = buffer;
+    nested = llvm::any_of(seq<unsigned>(0, numBuffers), [&](unsigned buffer) {
+      unsigned holder = current.holder[buffer];
+      return holder != buffer &&
+             (current.holder[holder] != holder || !getMembers(buffer).empty());
+    });
+  }
+
+  /// Makes the order weighed last, `order` now, the current order: in
+  /// O(window + n) cheap steps when weigh() took the window's path (the
+  /// chains are the same, the touches and live bytes changed inside the
+  /// window only), else by reset().
+  void accept(ArrayRef<unsigned> order) {
+    if (!windowPath)
+      return reset(order);
+    unsigned lo = windowLo, hi = windowLo + windowLive.size();
+    for (unsigned buffer : touched) {
+      int64_t first = getNewFirst(buffer, lo), last = getNewLast(buffer, hi);
+      current.first[buffer] = first;
+      current.last[buffer] = last;
+      current.firstUser[buffer] = order[first];
+      current.lastUser[buffer] = order[last];
+      current.chainLast[buffer] = last;
+    }
+    for (unsigned buffer : touched) {
+      unsigned root = current.holder[buffer];
+      int64_t chainLast = current.last[root];
+      for (unsigned member : getMembers(root))
+        chainLast = std::max(chainLast, current.last[member]);
+      current.chainLast[root] = chainLast;
+    }
+    llvm::copy(windowLive, current.live.begin() + lo);
+    summarize(lo, hi);
+  }
+
+  const Ranges &getCurrentRanges() const { return current; }
+  const Objective &getCurrentObjective() const { return objective; }
+
+  /// The objective of the current order `order` with positions [lo, lo +
+  /// window.size()) holding `window`, a permutation of their items.
+  Objective weigh(ArrayRef<unsigned> order, unsigned lo,
+                  ArrayRef<unsigned> window) {
+    unsigned hi = lo + window.size();
+    size_t n = order.size();
+    ++stamp;
+    windowPath = false;
+    // The window's buffers and their first and last touches in it.
+    touched.clear();
+    for (auto [offset, item] : enumerate(window))
+      for (unsigned buffer : problem.touches[item]) {
+        if (touchedStamp[buffer] != stamp) {
+          touchedStamp[buffer] = stamp;
+          windowFirst[buffer] = lo + offset;
+          touched.push_back(buffer);
+        }
+        windowLast[buffer] = lo + offset;
+      }
+    if (!reusesOf.empty() && (nested || !simulateReuses(lo, hi, window)))
+      return weighWhole(order, lo, window);
+
+    // Each chain with a touched member: its old range out, its new one in.
+    delta.assign(window.size() + 1, 0);
+    auto addRange = [&](int64_t begin, int64_t end, int64_t bytes) {
+      begin = std::max<int64_t>(begin, lo);
+      end = std::min<int64_t>(end, hi);
+      if (begin >= end)
+        return;
+      delta[begin - lo] += bytes;
+      delta[end - lo] -= bytes;
+    };
+    for (unsigned buffer : touched) {
+      unsigned root = current.holder[buffer];
+      if (rootStamp[root] == stamp)
+        continue;
+      rootStamp[root] = stamp;
+      int64_t bytes = problem.bytes[root];
+      auto [oldBegin, oldEnd] = current.getLiveRange(root, n);
+      addRange(oldBegin, oldEnd, -bytes);
+      int64_t newEnd = n;
+      if (!current.chainEscapes[root]) {
+        int64_t chainLast = getNewLast(root, hi);
+        for (unsigned member : getMembers(root))
+          chainLast = std::max(chainLast, getNewLast(member, hi));
+        newEnd = chainLast + 1;
+      }
+      addRange(getNewFirst(root, lo), newEnd, bytes);
+    }
+    LiveSummary inside;
+    int64_t change = 0;
+    windowLive.resize(window.size());
+    for (unsigned offset = 0; offset < window.size(); ++offset) {
+      change += delta[offset];
+      windowLive[offset] = current.live[lo + offset] + change;
+      inside.add(windowLive[offset]);
+    }
+    windowPath = true;
+    windowLo = lo;
+    LiveSummary all =
+        LiveSummary::merge(LiveSummary::merge(prefix[lo], inside), suffix[hi]);
+    return {all.peak, all.atPeak, all.area};
+  }
+
+private:
+  /// Updates the summaries before and from each position after the live
+  /// bytes of positions [lo, hi) changed.
+  void summarize(size_t lo, size_t hi) {
+    size_t n = current.live.size();
+    for (size_t index = lo; index < n; ++index) {
+      prefix[index + 1] = prefix[index];
+      prefix[index + 1].add(current.live[index]);
+    }
+    for (size_t index = hi; index-- > 0;) {
+      LiveSummary one;
+      one.add(current.live[index]);
+      suffix[index] = LiveSummary::merge(one, suffix[index + 1]);
+    }
+    objective = {prefix[n].peak, prefix[n].atPeak, prefix[n].area};
+  }
+
+  ArrayRef<unsigned> getMembers(unsigned holder) const {
+    return ArrayRef<unsigned>(members).slice(
+        memberBegin[holder], memberBegin[holder + 1] - memberBegin[holder]);
+  }
+  /// A buffer's first and last touch in the trial order.
+  int64_t getNewFirst(unsigned buffer, unsigned lo) const {
+    return touchedStamp[buffer] == stamp && current.first[buffer] >= lo
+               ? windowFirst[buffer]
+               : current.first[buffer];
+  }
+  int64_t getNewLast(unsigned buffer, unsigned hi) const {
+    return touchedStamp[buffer] == stamp && current.last[buffer] < hi
+               ? windowLast[buffer]
+               : current.last[buffer];
+  }
+
+  /// Runs Ranges::compute's reuse decisions over the window's items in the
+  /// trial order, from the state before `lo` (the current order's: the
+  /// same decisions, with the trial's last touches); returns true if every
+  /// buffer first touched in the window ends in the chain it had.
+  bool simulateReuses(unsigned lo, unsigned hi, ArrayRef<unsigned> window) {
+    auto holderOf = [&](unsigned buffer) {
+      if (holderStamp[buffer] == stamp)
+        return simHolder[buffer];
+      return current.first[buffer] >= 0 && current.first[buffer] < lo
+                 ? current.holder[buffer]
+                 : buffer;
+    };
+    // A chain's last touch and escape flag as of `lo`: its own and those of
+    // the members that joined it before.
+    auto loadChain = [&](unsigned chain) {
+      if (lastStamp[chain] == stamp)
+        return;
+      lastStamp[chain] = stamp;
+      int64_t last = getNewLast(chain, hi);
+      bool escapes = problem.escapes[chain];
+      for (unsigned member : getMembers(chain))
+        if (current.first[member] < lo) {
+          last = std::max(last, getNewLast(member, hi));
+          escapes = escapes || problem.escapes[member];
+        }
+      simLast[chain] = last;
+      simEscapes[chain] = escapes;
+    };
+    for (auto [offset, item] : enumerate(window)) {
+      int64_t at = lo + offset;
+      for (unsigned index : reusesOf[item]) {
+        const ScheduleProblem::Reuse &reuse = problem.reuses[index];
+        unsigned result = reuse.result;
+        if (getNewFirst(result, lo) != at || holderOf(result) != result)
+          continue;
+        for (unsigned source : reuse.sources) {
+          unsigned chain = holderOf(source);
+          if (chain == result)
+            continue;
+          loadChain(chain);
+          if (simEscapes[chain] || simLast[chain] != at)
+            continue;
+          loadChain(result);
+          holderStamp[result] = stamp;
+          simHolder[result] = chain;
+          simLast[chain] = std::max(simLast[chain], getNewLast(result, hi));
+          simEscapes[chain] = simEscapes[chain] || simEscapes[result];
+          break;
+        }
+      }
+    }
+    return llvm::all_of(touched, [&](unsigned buffer) {
+      return current.first[buffer] < lo ||
+             holderOf(buffer) == current.holder[buffer];
+    });
+  }
+
+  /// The objective of the whole trial order, by Ranges.
+  Objective weighWhole(ArrayRef<unsigned> order, unsigned lo,
+                       ArrayRef<unsigned> window) {
+    trial.assign(order.begin(), order.end());
+    llvm::copy(window, trial.begin() + lo);
+    whole.compute(trial);
+    return getObjective(whole.live);
+  }
+
+  const ScheduleProblem &problem;
+  SmallVector<SmallVector<unsigned, 1>> reusesOf;
+  /// The current order's ranges, the live bytes before each position and
+  /// from each position on, and its objective.
+  Ranges current;
+  SmallVector<LiveSummary> prefix, suffix;
+  Objective objective;
+  /// The chains' members (CSR), and whether one member holds others.
+  SmallVector<unsigned> memberBegin, members;
+  bool nested = false;
+  /// Per-trial scratch, valid where its stamp is the trial's.
+  uint64_t stamp = 0;
+  SmallVector<uint64_t> touchedStamp, holderStamp, lastStamp, rootStamp;
+  SmallVector<int64_t> windowFirst, windowLast, simLast;
+  SmallVector<unsigned> simHolder, touched;
+  SmallVector<bool> simEscapes;
+  SmallVector<int64_t> delta;
+  /// Whether the last weigh() took the window's path, and its window's
+  /// first position and live bytes.
+  bool windowPath = false;
+  unsigned windowLo = 0;
+  SmallVector<int64_t> windowLive;
+  SmallVector<unsigned> trial;
+  Ranges whole;
+};
+
 /// Moves the items at positions [begin, end) of `order`, keeping their
 /// order, to the earliest or the latest place their dependences on the other
 /// items allow, whichever first gives an objective below `best`; on success
-/// updates `order` and `best`. `trial` and `ranges` are scratch.
+/// updates `order`, the items' `position`s, `best` and the evaluator's
+/// current order. `window` is scratch.
 bool tryMoveBlock(const ScheduleProblem &problem,
                   ArrayRef<SmallVector<unsigned, 4>> successors,
-                  ArrayRef<unsigned> position, SmallVectorImpl<unsigned> &order,
-                  unsigned begin, unsigned end, Objective &best,
-                  SmallVectorImpl<unsigned> &trial, Ranges &ranges,
-                  size_t &trialsLeft) {
+                  MutableArrayRef<unsigned> position,
+                  SmallVectorImpl<unsigned> &order, unsigned begin,
+                  unsigned end, Objective &best, TrialEvaluator &evaluator,
+                  SmallVectorImpl<unsigned> &window, size_t &trialsLeft) {
   unsigned length = end - begin, n = order.size();
   // Insertion indices into the order without the block.
   unsigned earliest = 0, latest = n - length;
@@ -362,15 +671,25 @@ bool tryMoveBlock(const ScheduleProblem &problem,
     if (to == begin || trialsLeft == 0)
       continue;
     --trialsLeft;
-    trial.assign(order.begin(), order.begin() + begin);
-    trial.append(order.begin() + end, order.end());
-    trial.insert(trial.begin() + to, order.begin() + begin,
-                 order.begin() + end);
-    ranges.compute(trial);
-    Objective objective = getObjective(ranges.live);
+    // The positions the move permutes: the block and the items it passes.
+    unsigned lo;
+    window.clear();
+    if (to < begin) {
+      lo = to;
+      window.append(order.begin() + begin, order.begin() + end);
+      window.append(order.begin() + to, order.begin() + begin);
+    } else {
+      lo = begin;
+      window.append(order.begin() + end, order.begin() + to + length);
+      window.append(order.begin() + begin, order.begin() + end);
+    }
+    Objective objective = evaluator.weigh(order, lo, window);
     if (objective < best) {
       best = objective;
-      order.assign(trial.begin(), trial.end());
+      llvm::copy(window, order.begin() + lo);
+      for (auto [offset, item] : enumerate(window))
+        position[item] = lo + offset;
+      evaluator.accept(order);
       return true;
     }
   }
@@ -387,17 +706,16 @@ void remat::improveSchedule(const ScheduleProblem &problem,
       invert(problem.predecessors, n);
   size_t numBuffers = problem.bytes.size();
 
-  Ranges ranges(problem), trialRanges(problem);
-  ranges.compute(order);
-  Objective best = getObjective(ranges.live);
-  SmallVector<unsigned> trial, position(n);
+  TrialEvaluator evaluator(problem);
+  evaluator.reset(order);
+  Objective best = evaluator.getCurrentObjective();
+  SmallVector<unsigned> window, position(n);
   SmallVector<int64_t> peaksBefore(n + 1);
   size_t trialsLeft = maxTrials;
   for (unsigned round = 0; round < maxRounds && trialsLeft > 0; ++round) {
     for (auto [index, item] : enumerate(order))
       position[item] = index;
-    if (round > 0)
-      ranges.compute(order);
+    const Ranges &ranges = evaluator.getCurrentRanges();
     int64_t peak = std::get<0>(best);
     if (peak == 0)
       return;
@@ -438,12 +756,10 @@ void remat::improveSchedule(const ScheduleProblem &problem,
           begins.push_back(from); // the item first
         for (unsigned begin : begins) {
           if (!tryMoveBlock(problem, successors, position, order, begin,
-                            begin + length, best, trial, trialRanges,
+                            begin + length, best, evaluator, window,
                             trialsLeft))
             continue;
           moved = improved = true;
-          for (auto [index, placed] : enumerate(order))
-            position[placed] = index;
           break;
         }
       }

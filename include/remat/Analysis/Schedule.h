@@ -92,7 +92,10 @@ llvm::SmallVector<unsigned> scheduleGreedily(const ScheduleProblem &problem,
 /// the peak. Each round weighs every such item of the order it starts with
 /// and applies each improving move as it finds it; the search stops after a
 /// round with no move, `maxRounds` rounds or `maxTrials` orders weighed.
-/// O(min(maxRounds n, maxTrials) (n + e)).
+/// An order is weighed on the window of positions the move permutes, the
+/// rest of the order summed up once per accepted move (O(n)), except where a
+/// reuse decision in the window changes (then O(n + e)): the same objective
+/// as weighing the whole order, so the same result.
 void improveSchedule(const ScheduleProblem &problem,
                      llvm::SmallVectorImpl<unsigned> &order, unsigned maxRounds,
                      size_t maxTrials = 1 << 16);
