@@ -792,6 +792,29 @@ def RematMapToGPUPass
   ];
 }
 
+def RematGeneralizeKernelOffsetsPass
+    : Pass<"remat-generalize-kernel-offsets", "mlir::ModuleOp"> {
+  let summary = "Give kernels' memref arguments a dynamic offset";
+  let description = [{
+    A kernel that reads a view at a static offset (a batch tile of an
+    im2col gather, a slice of a stage's activations) has the offset in its
+    argument's type, so the same loop nest over another tile is another
+    kernel to compile: ResNet-50's step had 1638 distinct kernel modules for
+    5898 launches, most of them differing in one offset. This pass gives
+    each strided memref argument of a `gpu.func` kernel a dynamic offset
+    (`offset: ?`) when the kernel only loads, stores and reads metadata
+    through it, and casts the operand of every `gpu.launch_func` of the
+    kernel to that type (`memref.cast`); the kernel then reads the offset
+    from the argument's descriptor. Run before `-remat-dedupe-functions`,
+    whose kernels then differ only where their code does.
+  }];
+  let statistics = [
+    Statistic<"numGeneralized", "generalized",
+              "Kernel arguments given a dynamic offset">
+  ];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
 def RematGpuModuleToBinaryPass
     : Pass<"remat-gpu-module-to-binary", "mlir::ModuleOp"> {
   let summary = "Compile the GPU kernel modules to binaries in parallel";

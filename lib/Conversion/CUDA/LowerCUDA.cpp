@@ -91,7 +91,9 @@ void remat::buildRematLowerCUDAPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addPass(createGpuKernelOutliningPass());
   // One kernel module per distinct loop nest: the repeated layers of a
-  // network launch the same kernels, compiled once.
+  // network, and the tiles of a view, launch the same kernels, compiled
+  // once.
+  pm.addPass(createRematGeneralizeKernelOffsetsPass());
   pm.addPass(createRematDedupeFunctionsPass());
   addRematLoopsToCFPasses(pm);
 
