@@ -12,6 +12,7 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
+#include "llvm/Analysis/CFG.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
@@ -35,8 +36,8 @@ using namespace remat;
 using llvm::cast;
 using llvm::dyn_cast;
 using llvm::Error;
-using llvm::SmallVector;
 using llvm::Expected;
+using llvm::SmallVector;
 
 /// Instructions a part holds, about: enough that a part's fixed cost (a
 /// module, a pass pipeline, an object) stays small against its work.
@@ -62,8 +63,8 @@ static void gatherStructors(llvm::Module &module, llvm::StringRef arrayName,
   if (auto *init = dyn_cast<llvm::ConstantArray>(array->getInitializer()))
     for (auto [i, operand] : llvm::enumerate(init->operands())) {
       auto *entry = cast<llvm::ConstantStruct>(operand);
-      auto *function = dyn_cast<llvm::Function>(
-          entry->getOperand(1)->stripPointerCasts());
+      auto *function =
+          dyn_cast<llvm::Function>(entry->getOperand(1)->stripPointerCasts());
       if (function)
         entries.emplace_back(
             cast<llvm::ConstantInt>(entry->getOperand(0))->getZExtValue(), i,
@@ -91,11 +92,10 @@ static Error packFunction(llvm::Module &module, llvm::StringRef name) {
     return llvm::createStringError("no function '" + name + "' to pack");
   llvm::LLVMContext &context = module.getContext();
   llvm::IRBuilder<> builder(context);
-  auto *type = llvm::FunctionType::get(builder.getVoidTy(),
-                                       builder.getPtrTy(), false);
-  auto *packed =
-      llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage,
-                             "_mlir_" + name, module);
+  auto *type =
+      llvm::FunctionType::get(builder.getVoidTy(), builder.getPtrTy(), false);
+  auto *packed = llvm::Function::Create(
+      type, llvm::GlobalValue::ExternalLinkage, "_mlir_" + name, module);
   builder.SetInsertPoint(llvm::BasicBlock::Create(context, "", packed));
   llvm::Value *list = packed->getArg(0);
   auto loadPointer = [&](unsigned index) {
@@ -112,6 +112,34 @@ static Error packFunction(llvm::Module &module, llvm::StringRef name) {
     builder.CreateStore(result, loadPointer(callee->arg_size()));
   builder.CreateRetVoid();
   return Error::success();
+}
+
+/// A function without loops of more instructions than this is compiled
+/// without optimization: a step's glue (descriptors, calls, launches),
+/// which runs once a step, and whose one huge basic block LLVM's code
+/// generator handles in superlinear time (GPT-2 small's CUDA host function,
+/// 207k lines of IR: llc 14.8 s at -O3, 3.7 s at -O0).
+static constexpr uint64_t kGlueInstructions = 10000;
+
+/// Marks the large loop-free functions of `module` optnone (and noinline,
+/// which optnone needs): LLVM's IR passes skip them and its code generator
+/// takes its fast path. Their arithmetic is the same IEEE arithmetic at any
+/// level (no fast-math flags, no contraction), so the step computes the
+/// same bits.
+static void skipOptimizingGlue(llvm::Module &module) {
+  for (llvm::Function &function : module) {
+    if (function.isDeclaration() ||
+        function.getInstructionCount() <= kGlueInstructions)
+      continue;
+    SmallVector<std::pair<const llvm::BasicBlock *, const llvm::BasicBlock *>>
+        backEdges;
+    llvm::FindFunctionBackedges(function, backEdges);
+    if (!backEdges.empty())
+      continue;
+    function.removeFnAttr(llvm::Attribute::AlwaysInline);
+    function.addFnAttr(llvm::Attribute::NoInline);
+    function.addFnAttr(llvm::Attribute::OptimizeNone);
+  }
 }
 
 /// Gives every defined symbol a name and external, default-visibility,
@@ -138,8 +166,7 @@ static llvm::DenseMap<const llvm::GlobalValue *, unsigned>
 assignParts(const llvm::Module &module, unsigned numParts) {
   llvm::DenseMap<const llvm::GlobalValue *, unsigned> parts;
   // (size, position, function), largest first, then in module order.
-  SmallVector<std::tuple<uint64_t, unsigned, const llvm::Function *>>
-      functions;
+  SmallVector<std::tuple<uint64_t, unsigned, const llvm::Function *>> functions;
   for (const llvm::Function &function : module)
     if (!function.isDeclaration())
       functions.emplace_back(function.getInstructionCount(), functions.size(),
@@ -163,11 +190,11 @@ assignParts(const llvm::Module &module, unsigned numParts) {
 /// Optimizes and compiles one part, given as bitcode, in a context of its
 /// own; returns the object.
 static Expected<std::string>
-compilePart(llvm::StringRef bitcode,
-            llvm::orc::JITTargetMachineBuilder machine, unsigned optLevel) {
+compilePart(llvm::StringRef bitcode, llvm::orc::JITTargetMachineBuilder machine,
+            unsigned optLevel) {
   llvm::LLVMContext context;
-  Expected<std::unique_ptr<llvm::Module>> module = llvm::parseBitcodeFile(
-      llvm::MemoryBufferRef(bitcode, "part"), context);
+  Expected<std::unique_ptr<llvm::Module>> module =
+      llvm::parseBitcodeFile(llvm::MemoryBufferRef(bitcode, "part"), context);
   if (!module)
     return module.takeError();
   Expected<std::unique_ptr<llvm::TargetMachine>> targetMachine =
@@ -189,11 +216,9 @@ compilePart(llvm::StringRef bitcode,
   return std::string(object.begin(), object.end());
 }
 
-Expected<ObjectFiles>
-remat::compileHostObjects(mlir::ModuleOp module,
-                          const llvm::orc::JITTargetMachineBuilder &machine,
-                          const HostCompileOptions &options,
-                          mlir::TimingScope &timing) {
+Expected<ObjectFiles> remat::compileHostObjects(
+    mlir::ModuleOp module, const llvm::orc::JITTargetMachineBuilder &machine,
+    const HostCompileOptions &options, mlir::TimingScope &timing) {
   llvm::orc::JITTargetMachineBuilder builder = machine;
   Expected<std::unique_ptr<llvm::TargetMachine>> targetMachine =
       builder.createTargetMachine();
@@ -214,6 +239,7 @@ remat::compileHostObjects(mlir::ModuleOp module,
     if (Error error = packFunction(*llvmModule, options.packedFunction))
       return std::move(error);
   externalizeSymbols(*llvmModule);
+  skipOptimizingGlue(*llvmModule);
   translateTimer.stop();
 
   // Parts as bitcode, each to be read into a context of its own.
@@ -267,27 +293,24 @@ LoadedStep::load(const ObjectFiles &objects,
                  const llvm::orc::JITTargetMachineBuilder &machine,
                  SymbolMapFn symbols) {
   std::unique_ptr<LoadedStep> step(new LoadedStep());
-  auto jit = llvm::orc::LLJITBuilder()
-                 .setJITTargetMachineBuilder(machine)
-                 .create();
+  auto jit =
+      llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(machine).create();
   if (!jit)
     return jit.takeError();
   step->jit = std::move(*jit);
   llvm::orc::JITDylib &dylib = step->jit->getMainJITDylib();
   llvm::orc::MangleAndInterner interner(step->jit->getExecutionSession(),
                                         step->jit->getDataLayout());
-  if (Error error =
-          dylib.define(llvm::orc::absoluteSymbols(symbols(interner))))
+  if (Error error = dylib.define(llvm::orc::absoluteSymbols(symbols(interner))))
     return std::move(error);
-  auto process =
-      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-          step->jit->getDataLayout().getGlobalPrefix());
+  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      step->jit->getDataLayout().getGlobalPrefix());
   if (!process)
     return process.takeError();
   dylib.addGenerator(std::move(*process));
   for (auto [i, object] : llvm::enumerate(objects))
-    if (Error error = step->jit->addObjectFile(
-            llvm::MemoryBuffer::getMemBufferCopy(
+    if (Error error =
+            step->jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(
                 object, "remat-step-part-" + std::to_string(i))))
       return std::move(error);
 

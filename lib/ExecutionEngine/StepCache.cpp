@@ -186,8 +186,8 @@ void StepCache::prune() const {
     llvm::sys::fs::file_status status;
     if (llvm::sys::fs::status(it->path(), status))
       continue;
-    entries.push_back({it->path(), status.getSize(),
-                       status.getLastModificationTime()});
+    entries.push_back(
+        {it->path(), status.getSize(), status.getLastModificationTime()});
     total += status.getSize();
   }
   if (total <= maxBytes)

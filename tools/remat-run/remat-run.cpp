@@ -38,6 +38,7 @@
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Object/ELFObjectFile.h"
@@ -50,7 +51,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
-#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -592,8 +592,7 @@ void writePerfMap(Program &program, const ObjectFiles &objects) {
         llvm::consumeError(address.takeError());
         continue;
       }
-      map << llvm::format_hex_no_prefix(reinterpret_cast<uint64_t>(*address),
-                                        1)
+      map << llvm::format_hex_no_prefix(reinterpret_cast<uint64_t>(*address), 1)
           << " " << llvm::format_hex_no_prefix(symbol.getSize(), 1) << " "
           << *name << "\n";
     }
@@ -605,8 +604,8 @@ void writePerfMap(Program &program, const ObjectFiles &objects) {
 llvm::orc::JITTargetMachineBuilder getHostMachine() {
   auto machine = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!machine)
-    fail(kExitMismatch, "cannot target the host CPU: " +
-                            llvm::toString(machine.takeError()));
+    fail(kExitMismatch,
+         "cannot target the host CPU: " + llvm::toString(machine.takeError()));
   machine->setCodeGenOptLevel(
       *llvm::CodeGenOpt::getLevel(static_cast<int>(optLevel.getValue())));
   // Parts reference each other's symbols at any distance: through the GOT
@@ -625,9 +624,8 @@ std::string getBuildIdentity() {
   if (path.empty() || llvm::sys::fs::status(path, status))
     return "unknown build";
   return path + " " + std::to_string(status.getSize()) + " " +
-         std::to_string(status.getLastModificationTime()
-                            .time_since_epoch()
-                            .count());
+         std::to_string(
+             status.getLastModificationTime().time_since_epoch().count());
 }
 
 /// The step cache's key of the step `source`: its IR, every option that
@@ -650,9 +648,9 @@ std::string getCacheKey(StringRef source,
   key.add("vector-bits", std::to_string(getHostVectorBits()));
   key.add("min-unit-work", std::to_string(minUnitWork));
   std::string flags;
-  for (bool flag : {bool(noBlas), bool(noVectorize), bool(libmMath),
-                    bool(noParallelLoops), bool(noArena), bool(noSchedule),
-                    bool(noOutlineLoopNests)})
+  for (bool flag :
+       {bool(noBlas), bool(noVectorize), bool(libmMath), bool(noParallelLoops),
+        bool(noArena), bool(noSchedule), bool(noOutlineLoopNests)})
     flags += flag ? '1' : '0';
   key.add("flags", flags);
   key.add("step", source);

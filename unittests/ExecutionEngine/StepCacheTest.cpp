@@ -22,7 +22,8 @@ class StepCacheTest : public ::testing::Test {
 protected:
   void SetUp() override {
     llvm::SmallString<128> path;
-    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("remat-step-cache", path));
+    ASSERT_FALSE(
+        llvm::sys::fs::createUniqueDirectory("remat-step-cache", path));
     directory = std::string(path);
   }
   void TearDown() override { llvm::sys::fs::remove_directories(directory); }
@@ -120,9 +121,9 @@ TEST_F(StepCacheTest, PrunesLeastRecentlyUsed) {
   auto now = std::chrono::system_clock::now();
   auto setTime = [&](llvm::StringRef key, int secondsAgo) {
     int fd;
-    ASSERT_FALSE(llvm::sys::fs::openFileForWrite(
-        cache.getPath(key), fd, llvm::sys::fs::CD_OpenExisting,
-        llvm::sys::fs::OF_Append));
+    ASSERT_FALSE(llvm::sys::fs::openFileForWrite(cache.getPath(key), fd,
+                                                 llvm::sys::fs::CD_OpenExisting,
+                                                 llvm::sys::fs::OF_Append));
     llvm::sys::fs::setLastAccessAndModificationTime(
         fd, now - std::chrono::seconds(secondsAgo));
     llvm::sys::Process::SafelyCloseFileDescriptor(fd);

@@ -1,4 +1,5 @@
-//===- HostCompiler.h - A lowered step to host objects, in parallel -*- C++ -*-===//
+//===- HostCompiler.h - A lowered step to host objects, in parallel -*- C++
+//-*-===//
 //
 // Compiles a training step lowered to the LLVM dialect into relocatable
 // objects for the host, in parts that are optimized and code-generated on
@@ -61,11 +62,9 @@ unsigned getNumParts(uint64_t instructions);
 /// kFiniFunction, gives every symbol external linkage, cuts it into parts by
 /// function (getNumParts, balanced by instructions) and returns each part
 /// optimized and compiled to an object. Phases are timed under `timing`.
-llvm::Expected<ObjectFiles>
-compileHostObjects(mlir::ModuleOp module,
-                   const llvm::orc::JITTargetMachineBuilder &machine,
-                   const HostCompileOptions &options,
-                   mlir::TimingScope &timing);
+llvm::Expected<ObjectFiles> compileHostObjects(
+    mlir::ModuleOp module, const llvm::orc::JITTargetMachineBuilder &machine,
+    const HostCompileOptions &options, mlir::TimingScope &timing);
 
 /// Objects linked into this process (ORC's LLJIT with JITLink); undefined
 /// symbols resolve to `symbols`, then to the process's own.

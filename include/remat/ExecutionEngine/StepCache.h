@@ -1,4 +1,5 @@
-//===- StepCache.h - Compiled steps on disk ----------------------*- C++ -*-===//
+//===- StepCache.h - Compiled steps on disk ----------------------*- C++
+//-*-===//
 //
 // A directory of compiled steps keyed by everything their code depends on,
 // which remat-run reads before it compiles and fills after.
@@ -41,8 +42,8 @@ class StepCache {
 public:
   /// A cache in `directory`, created on the first store; at most
   /// `maxBytes` of entries are kept (the least recently used go first).
-  explicit StepCache(std::string directory,
-                     uint64_t maxBytes = uint64_t(4) << 30);
+  explicit StepCache(std::string directory, uint64_t maxBytes = uint64_t(4)
+                                                                << 30);
 
   /// The default directory: $REMAT_CACHE_DIR, else $XDG_CACHE_HOME/remat/steps,
   /// else ~/.cache/remat/steps.

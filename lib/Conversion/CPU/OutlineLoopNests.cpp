@@ -1,4 +1,5 @@
-//===- OutlineLoopNests.cpp - A function per loop nest ---------------------===//
+//===- OutlineLoopNests.cpp - A function per loop nest
+//---------------------===//
 //
 // This file implements -remat-outline-loop-nests: each loop nest at the top
 // level of a function becomes a private, never inlined function of its own,
@@ -103,8 +104,8 @@ struct RematOutlineLoopNestsPass
                                         [](Value v) { return v.getType(); })),
         nest.getResultTypes());
     auto function = func::FuncOp::create(
-        builder, loc,
-        (parent.getSymName() + "_loops_" + Twine(count++)).str(), type);
+        builder, loc, (parent.getSymName() + "_loops_" + Twine(count++)).str(),
+        type);
     function.setPrivate();
     // LLVM would inline a private function called once right back; the
     // LLVM dialect passes `passthrough` on as the function's attributes.
@@ -122,8 +123,8 @@ struct RematOutlineLoopNestsPass
     func::ReturnOp::create(builder, loc, clone->getResults());
 
     builder.setInsertionPoint(&nest);
-    auto call = func::CallOp::create(builder, loc, function,
-                                     captures.getArrayRef());
+    auto call =
+        func::CallOp::create(builder, loc, function, captures.getArrayRef());
     nest.replaceAllUsesWith(call.getResults());
     nest.erase();
     return success();

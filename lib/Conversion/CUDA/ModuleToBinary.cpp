@@ -107,8 +107,8 @@ struct RematGpuModuleToBinaryPass
       auto handler =
           dyn_cast_or_null<gpu::OffloadingLLVMTranslationAttrInterface>(
               kernel.getOffloadingHandlerAttr());
-      gpu::BinaryOp::create(builder, kernel.getLoc(), kernel.getName(),
-                            handler, builder.getArrayAttr(kernelObjects));
+      gpu::BinaryOp::create(builder, kernel.getLoc(), kernel.getName(), handler,
+                            builder.getArrayAttr(kernelObjects));
       kernel->erase();
       ++numModules;
     }

@@ -49,11 +49,11 @@ bool isCandidate(Operation &op) {
 llvm::hash_code hashStructure(Operation *op) {
   llvm::hash_code hash = mlir::hash_value(op->getName());
   op->walk([&](Operation *nested) {
-    hash = llvm::hash_combine(
-        hash, OperationEquivalence::computeHash(
-                  nested, OperationEquivalence::ignoreHashValue,
-                  OperationEquivalence::ignoreHashValue,
-                  OperationEquivalence::IgnoreLocations));
+    hash = llvm::hash_combine(hash,
+                              OperationEquivalence::computeHash(
+                                  nested, OperationEquivalence::ignoreHashValue,
+                                  OperationEquivalence::ignoreHashValue,
+                                  OperationEquivalence::IgnoreLocations));
   });
   return hash;
 }

@@ -14,14 +14,14 @@
 // CHECK:           memref.store %{{.*}}, %[[Y]][%[[I]]]
 // CHECK:         return
 // CHECK-LABEL: func.func private @step_loops_1(
-// CHECK-SAME:      %{{.*}}: memref<64xf32>, %{{.*}}: f32) -> f32
+// CHECK-SAME:      %{{.*}}: f32, %{{.*}}: memref<64xf32>) -> f32
 // CHECK:         %[[S:.*]] = scf.for
 // CHECK:         return %[[S]] : f32
 // CHECK-LABEL: func.func @step(
 // CHECK-SAME:      %[[SX:.*]]: memref<64xf32>, %[[SY:.*]]: memref<64xf32>, %[[SN:.*]]: index)
 // CHECK:         %[[INIT:.*]] = arith.addf
 // CHECK:         call @step_loops_0(%[[SN]], %[[SX]], %[[SY]]) : (index, memref<64xf32>, memref<64xf32>) -> ()
-// CHECK:         %[[R:.*]] = call @step_loops_1(%[[SY]], %[[INIT]]) : (memref<64xf32>, f32) -> f32
+// CHECK:         %[[R:.*]] = call @step_loops_1(%[[INIT]], %[[SY]]) : (f32, memref<64xf32>) -> f32
 // CHECK:         return %[[R]] : f32
 func.func @step(%x: memref<64xf32>, %y: memref<64xf32>, %n: index) -> f32 {
   %c0 = arith.constant 0 : index

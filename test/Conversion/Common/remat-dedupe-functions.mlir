@@ -17,8 +17,8 @@
 // CHECK:         call @log_c(
 // CHECK:         call @outer_a(
 // CHECK:         call @outer_a(
-// CHECK:         func.constant @exp_a
-// CHECK:         func.constant @exp_a
+// CHECK:         constant @exp_a
+// CHECK:         constant @exp_a
 func.func private @exp_a(%x: f32) -> f32 {
   %c = arith.constant 2.0 : f32
   %m = arith.mulf %x, %c : f32
