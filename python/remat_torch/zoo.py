@@ -378,7 +378,11 @@ def _language_model(net, checkpoint, batch, seq, vocab, masked=False):
     shifts them) or, for a masked LM, the ids of every third position with
     -100 elsewhere; padded positions are -100 in both."""
     if checkpoint:
-        net.activation_checkpointing_enable()
+        if hasattr(net, "activation_checkpointing_enable"):
+            net.activation_checkpointing_enable()
+        else:  # transformers before 5.20
+            net.gradient_checkpointing_enable(
+                gradient_checkpointing_kwargs={"use_reentrant": False})
     ids = torch.randint(1, vocab, (batch, seq))
     mask = torch.ones(batch, seq, dtype=torch.int64)
     mask[1:, seq - seq // 4:] = 0
