@@ -150,7 +150,7 @@ static void externalizeSymbols(llvm::Module &module) {
   for (llvm::GlobalValue &value : module.global_values()) {
     if (!value.hasName())
       value.setName("__remat_anonymous." + llvm::Twine(anonymous++));
-    if (value.hasLocalLinkage() || value.hasPrivateLinkage()) {
+    if (value.hasLocalLinkage()) {
       value.setLinkage(llvm::GlobalValue::ExternalLinkage);
       value.setVisibility(llvm::GlobalValue::DefaultVisibility);
     }

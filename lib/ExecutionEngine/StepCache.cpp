@@ -56,7 +56,7 @@ std::string StepCache::getDefaultDirectory() {
   else if (llvm::sys::path::home_directory(path))
     llvm::sys::path::append(path, ".cache");
   else
-    path = llvm::sys::path::get_separator() == "/" ? "/tmp" : ".";
+    llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/false, path);
   llvm::sys::path::append(path, "remat", "steps");
   return std::string(path);
 }

@@ -1016,9 +1016,9 @@ RunResult run(Program &program, const std::vector<NpyArray> &inputs) {
   return first;
 }
 
-/// The --stats line of --compile-only: the compile's phases.
-void printCompileLine(const Program &program) {
-  llvm::json::Object line{
+/// The compile's fields of a --stats line: its file, phases and cache.
+llvm::json::Object getCompileFields(const Program &program) {
+  return llvm::json::Object{
       {"file", program.path},
       {"compile_ms", program.compileMs},
       {"parse_ms", program.parseMs},
@@ -1027,24 +1027,20 @@ void printCompileLine(const Program &program) {
       {"load_ms", program.loadMs},
       {"cache", program.cache},
   };
-  llvm::outs() << llvm::json::Value(std::move(line)) << "\n";
+}
+
+/// The --stats line of --compile-only: the compile's fields alone.
+void printCompileLine(const Program &program) {
+  llvm::outs() << llvm::json::Value(getCompileFields(program)) << "\n";
 }
 
 void printStatsLine(const Program &program, const RunResult &result) {
-  llvm::json::Object line{
-      {"file", program.path},
-      {"peak_bytes", result.stats.peakBytes},
-      {"allocated_bytes", result.stats.allocatedBytes},
-      {"alloc_count", result.stats.allocCount},
-      {"wall_ms", result.wallMs},
-      {"compile_ms", program.compileMs},
-      {"parse_ms", program.parseMs},
-      {"lower_ms", program.lowerMs},
-      {"host_compile_ms", program.hostMs},
-      {"load_ms", program.loadMs},
-      {"cache", program.cache},
-      {"repeat", int64_t(repeat)},
-  };
+  llvm::json::Object line = getCompileFields(program);
+  line["peak_bytes"] = result.stats.peakBytes;
+  line["allocated_bytes"] = result.stats.allocatedBytes;
+  line["alloc_count"] = result.stats.allocCount;
+  line["wall_ms"] = result.wallMs;
+  line["repeat"] = int64_t(repeat);
   if (target == Target::CUDA) {
     line["target"] = "cuda";
     line["kernel_ms"] = result.kernelMs;
@@ -1109,6 +1105,11 @@ void checkOptionValues() {
     fail(kExitUsage, "--threads needs an integer in [0, " + Twine(kMaxThreads) +
                          "] (0: the machine's cores), got " +
                          Twine(unsigned(threads)));
+  if (compileThreads > kMaxThreads)
+    fail(kExitUsage, "--compile-threads needs an integer in [0, " +
+                         Twine(kMaxThreads) +
+                         "] (0: the machine's cores), got " +
+                         Twine(unsigned(compileThreads)));
   if (minUnitWork < 1)
     fail(kExitUsage, "--min-unit-work needs a positive count, got " +
                          Twine(int64_t(minUnitWork)));
