@@ -40,9 +40,11 @@ using llvm::Expected;
 using llvm::SmallVector;
 
 /// Instructions a part holds, about: enough that a part's fixed cost (a
-/// module, a pass pipeline, an object) stays small against its work.
-static constexpr uint64_t kInstructionsPerPart = 20000;
-static constexpr unsigned kMaxParts = 64;
+/// module, a pass pipeline, an object; about 10 ms) stays small against its
+/// work (a loop nest of a few hundred instructions takes 10-100 ms at -O3),
+/// and few enough that the parts of a real-size step keep every core busy.
+static constexpr uint64_t kInstructionsPerPart = 3000;
+static constexpr unsigned kMaxParts = 256;
 
 unsigned remat::getNumParts(uint64_t instructions) {
   return std::clamp<uint64_t>(instructions / kInstructionsPerPart, 1,
@@ -115,26 +117,34 @@ static Error packFunction(llvm::Module &module, llvm::StringRef name) {
 }
 
 /// A function without loops of more instructions than this is compiled
-/// without optimization: a step's glue (descriptors, calls, launches),
-/// which runs once a step, and whose one huge basic block LLVM's code
-/// generator handles in superlinear time (GPT-2 small's CUDA host function,
-/// 207k lines of IR: llc 14.8 s at -O3, 3.7 s at -O0).
-static constexpr uint64_t kGlueInstructions = 10000;
+/// without optimization: a step's glue (descriptors, calls, launches, and
+/// the C interface that unpacks a hundred arguments), which runs once a
+/// step, and whose one huge basic block LLVM's code generator schedules in
+/// superlinear time (GPT-2 small's CUDA host function, 207k lines of IR:
+/// llc 14.8 s at -O3, 3.7 s at -O0; ResNet-50's C interface, 6k
+/// instructions: 2.8 s at -O2).
+static constexpr uint64_t kGlueInstructions = 1000;
 
-/// Marks the large loop-free functions of `module` optnone (and noinline,
-/// which optnone needs): LLVM's IR passes skip them and its code generator
-/// takes its fast path. Their arithmetic is the same IEEE arithmetic at any
-/// level (no fast-math flags, no contraction), so the step computes the
-/// same bits.
+/// Returns whether `function` is glue: defined, loop-free and larger than
+/// kGlueInstructions.
+static bool isGlue(const llvm::Function &function) {
+  if (function.isDeclaration() ||
+      function.getInstructionCount() <= kGlueInstructions)
+    return false;
+  SmallVector<std::pair<const llvm::BasicBlock *, const llvm::BasicBlock *>>
+      backEdges;
+  llvm::FindFunctionBackedges(function, backEdges);
+  return backEdges.empty();
+}
+
+/// Marks the glue functions of `module` optnone (and noinline, which
+/// optnone needs): they go to parts of their own, compiled without IR
+/// passes and with the code generator's fast path. Their arithmetic is the
+/// same IEEE arithmetic at any level (no fast-math flags, no contraction),
+/// so the step computes the same bits.
 static void skipOptimizingGlue(llvm::Module &module) {
   for (llvm::Function &function : module) {
-    if (function.isDeclaration() ||
-        function.getInstructionCount() <= kGlueInstructions)
-      continue;
-    SmallVector<std::pair<const llvm::BasicBlock *, const llvm::BasicBlock *>>
-        backEdges;
-    llvm::FindFunctionBackedges(function, backEdges);
-    if (!backEdges.empty())
+    if (!isGlue(function))
       continue;
     function.removeFnAttr(llvm::Attribute::AlwaysInline);
     function.addFnAttr(llvm::Attribute::NoInline);
@@ -159,52 +169,76 @@ static void externalizeSymbols(llvm::Module &module) {
   }
 }
 
-/// Assigns each function to a part, balanced by instructions: largest
-/// first, into the part with the fewest so far (ties: module order and the
-/// lowest part). Global variables all go to part 0.
-static llvm::DenseMap<const llvm::GlobalValue *, unsigned>
-assignParts(const llvm::Module &module, unsigned numParts) {
+/// Which part each global value goes to, and the parts that hold only
+/// glue (compiled at -O0).
+struct PartAssignment {
   llvm::DenseMap<const llvm::GlobalValue *, unsigned> parts;
+  SmallVector<bool> glue;
+};
+
+/// Assigns each glue function (optnone) a part of its own, in module order,
+/// and the other functions to getNumParts(their instructions) parts,
+/// balanced by instructions: largest first, into the part with the fewest
+/// so far (ties: module order and the lowest part). Global variables go
+/// with the first part. The assignment depends on the module alone.
+static PartAssignment assignParts(const llvm::Module &module) {
+  PartAssignment assignment;
   // (size, position, function), largest first, then in module order.
   SmallVector<std::tuple<uint64_t, unsigned, const llvm::Function *>> functions;
-  for (const llvm::Function &function : module)
-    if (!function.isDeclaration())
-      functions.emplace_back(function.getInstructionCount(), functions.size(),
-                             &function);
+  uint64_t instructions = 0;
+  for (const llvm::Function &function : module) {
+    if (function.isDeclaration())
+      continue;
+    if (function.hasOptNone()) {
+      assignment.parts[&function] = assignment.glue.size();
+      assignment.glue.push_back(true);
+      continue;
+    }
+    functions.emplace_back(function.getInstructionCount(), functions.size(),
+                           &function);
+    instructions += function.getInstructionCount();
+  }
   llvm::sort(functions, [](const auto &a, const auto &b) {
     if (std::get<0>(a) != std::get<0>(b))
       return std::get<0>(a) > std::get<0>(b);
     return std::get<1>(a) < std::get<1>(b);
   });
+  unsigned first = assignment.glue.size();
+  unsigned numParts = getNumParts(instructions);
+  assignment.glue.append(numParts, false);
   SmallVector<uint64_t> load(numParts, 0);
   for (auto &[size, position, function] : functions) {
     unsigned part = std::min_element(load.begin(), load.end()) - load.begin();
-    parts[function] = part;
+    assignment.parts[function] = first + part;
     load[part] += size + 1;
   }
   for (const llvm::GlobalVariable &variable : module.globals())
-    parts[&variable] = 0;
-  return parts;
+    assignment.parts[&variable] = 0;
+  return assignment;
 }
 
 /// Optimizes and compiles one part, given as bitcode, in a context of its
 /// own; returns the object.
 static Expected<std::string>
 compilePart(llvm::StringRef bitcode, llvm::orc::JITTargetMachineBuilder machine,
-            unsigned optLevel) {
+            unsigned optLevel, bool glue) {
   llvm::LLVMContext context;
   Expected<std::unique_ptr<llvm::Module>> module =
       llvm::parseBitcodeFile(llvm::MemoryBufferRef(bitcode, "part"), context);
   if (!module)
     return module.takeError();
+  if (glue)
+    machine.setCodeGenOptLevel(llvm::CodeGenOptLevel::None);
   Expected<std::unique_ptr<llvm::TargetMachine>> targetMachine =
       machine.createTargetMachine();
   if (!targetMachine)
     return targetMachine.takeError();
-  auto optimize =
-      mlir::makeOptimizingTransformer(optLevel, 0, targetMachine->get());
-  if (Error error = optimize(module->get()))
-    return std::move(error);
+  if (!glue) {
+    auto optimize =
+        mlir::makeOptimizingTransformer(optLevel, 0, targetMachine->get());
+    if (Error error = optimize(module->get()))
+      return std::move(error);
+  }
   llvm::SmallVector<char, 0> object;
   llvm::raw_svector_ostream stream(object);
   llvm::legacy::PassManager passes;
@@ -244,11 +278,9 @@ Expected<ObjectFiles> remat::compileHostObjects(
 
   // Parts as bitcode, each to be read into a context of its own.
   mlir::TimingScope splitTimer = timing.nest("split into parts");
-  uint64_t instructions = 0;
-  for (const llvm::Function &function : *llvmModule)
-    instructions += function.getInstructionCount();
-  unsigned numParts = getNumParts(instructions);
-  auto parts = assignParts(*llvmModule, numParts);
+  PartAssignment assignment = assignParts(*llvmModule);
+  auto &parts = assignment.parts;
+  unsigned numParts = assignment.glue.size();
   std::vector<std::string> bitcode(numParts);
   for (unsigned part = 0; part < numParts; ++part) {
     llvm::ValueToValueMapTy mapping;
@@ -272,8 +304,8 @@ Expected<ObjectFiles> remat::compileHostObjects(
     llvm::DefaultThreadPool pool(llvm::hardware_concurrency(options.threads));
     for (unsigned part = 0; part < numParts; ++part)
       pool.async([&, part] {
-        Expected<std::string> object =
-            compilePart(bitcode[part], machine, options.optLevel);
+        Expected<std::string> object = compilePart(
+            bitcode[part], machine, options.optLevel, assignment.glue[part]);
         if (object) {
           objects[part] = std::move(*object);
           return;

@@ -53,15 +53,18 @@ struct HostCompileOptions {
   std::string packedFunction;
 };
 
-/// Returns the number of parts a module of `instructions` LLVM instructions
-/// is cut into: about 20k instructions a part, at most 64.
+/// Returns the number of parts the optimized functions of a module, of
+/// `instructions` LLVM instructions in all, are cut into: about 3k
+/// instructions a part, at most 256. Each glue function (a large loop-free
+/// function, compiled at -O0) is a part of its own besides.
 unsigned getNumParts(uint64_t instructions);
 
 /// Translates `module` (LLVM dialect) to LLVM IR for `machine`'s target,
 /// gathers its constructors and destructors into kInitFunction and
 /// kFiniFunction, gives every symbol external linkage, cuts it into parts by
-/// function (getNumParts, balanced by instructions) and returns each part
-/// optimized and compiled to an object. Phases are timed under `timing`.
+/// function (getNumParts, balanced by instructions; glue alone) and returns
+/// each part optimized and compiled to an object. Phases are timed under
+/// `timing`.
 llvm::Expected<ObjectFiles> compileHostObjects(
     mlir::ModuleOp module, const llvm::orc::JITTargetMachineBuilder &machine,
     const HostCompileOptions &options, mlir::TimingScope &timing);
