@@ -30,6 +30,7 @@
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
@@ -177,6 +178,13 @@ cl::opt<bool> timing(
     cl::desc("Print where the compile's time goes, to stderr: parsing, each "
              "lowering pass (with NVPTX and ptxas for CUDA), the host code's "
              "translation, optimization and code generation, and loading"),
+    cl::cat(category));
+cl::opt<bool> verifyEach(
+    "verify-each",
+    cl::desc("Verify the IR after every lowering pass, as remat-opt does "
+             "(default: the lowered step once, at the end; verifying a "
+             "real-size step after each of some 60 passes is a third of "
+             "its CUDA lowering)"),
     cl::cat(category));
 cl::opt<bool> compileOnly(
     "compile-only",
@@ -497,6 +505,7 @@ void lowerStep(ModuleOp module, TimingScope &timing) {
   MLIRContext &context = *module.getContext();
   PassManager pm(&context);
   pm.enableTiming(timing);
+  pm.enableVerifier(verifyEach);
   // Steps in the IR contract may still draw from the stateful generator;
   // threading is a no-op on steps that were threaded before checkpointing.
   pm.addNestedPass<func::FuncOp>(createRematThreadRngPass());
@@ -524,6 +533,14 @@ void lowerStep(ModuleOp module, TimingScope &timing) {
   }
   if (failed(pm.run(module)))
     std::exit(kExitMismatch);
+  if (!verifyEach) {
+    TimingScope verifyTimer = timing.nest("verify the lowered step");
+    if (failed(verify(module))) {
+      llvm::errs() << "remat-run: internal error: the lowered step does not "
+                      "verify (--verify-each finds the pass that broke it)\n";
+      std::exit(kExitMismatch);
+    }
+  }
 }
 
 /// The runtime functions the generated code calls (and, with CUDA, the CUDA

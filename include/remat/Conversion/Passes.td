@@ -815,6 +815,30 @@ def RematGeneralizeKernelOffsetsPass
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
+def RematMergeKernelModulesPass
+    : Pass<"remat-merge-kernel-modules", "mlir::ModuleOp"> {
+  let summary = "Gather the kernel modules into a few larger ones";
+  let description = [{
+    Each module is a unit of compilation for `-remat-gpu-module-to-binary`:
+    one NVPTX compile with libdevice linked in, one `ptxas` process and, at
+    run time, one module load. After `-remat-dedupe-functions` a step still
+    has hundreds of small modules (ResNet-50's: 378). This pass moves the
+    contents of consecutive `gpu.module`s, `kernels-per-module` at a time,
+    into the first of them, and points every `gpu.launch_func` at the
+    kernel's new place. A symbol whose name is already taken there is
+    dropped if it is the same op (a shared declaration) and renamed
+    otherwise (the outliner names every kernel `@<function>_kernel`). The
+    groups depend on the module order alone, not on the thread count, so
+    the binaries do too.
+  }];
+  let options = [
+    Option<"kernelsPerModule", "kernels-per-module", "unsigned",
+           /*default=*/"16",
+           "Kernel modules gathered into one (0 or 1: none)">
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
 def RematGpuModuleToBinaryPass
     : Pass<"remat-gpu-module-to-binary", "mlir::ModuleOp"> {
   let summary = "Compile the GPU kernel modules to binaries in parallel";

@@ -95,6 +95,8 @@ void remat::buildRematLowerCUDAPipeline(OpPassManager &pm,
   // once.
   pm.addPass(createRematGeneralizeKernelOffsetsPass());
   pm.addPass(createRematDedupeFunctionsPass());
+  // A few large modules, each one NVPTX compile, ptxas run and module load.
+  pm.addPass(createRematMergeKernelModulesPass());
   addRematLoopsToCFPasses(pm);
 
   // Device code to NVVM. Math ops become libdevice calls (__nv_expf, ...)
