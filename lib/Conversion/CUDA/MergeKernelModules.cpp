@@ -38,8 +38,7 @@ void mergeInto(gpu::GPUModuleOp into, SymbolTable &symbols,
   // New names first, inside `from`, so its own references follow them.
   SmallVector<Operation *> duplicates;
   for (Operation &op : from.getBody()->getOperations()) {
-    auto name =
-        op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
+    auto name = op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
     if (!name)
       continue;
     Operation *existing = symbols.lookup(name);
@@ -94,8 +93,7 @@ struct RematMergeKernelModulesPass
       gpu::GPUModuleOp into = kernelModules[first];
       SymbolTable symbols(into);
       size_t next = first + 1;
-      for (; next < kernelModules.size() &&
-             next < first + kernelsPerModule &&
+      for (; next < kernelModules.size() && next < first + kernelsPerModule &&
              kernelModules[next].getTargetsAttr() == into.getTargetsAttr() &&
              kernelModules[next].getOffloadingHandlerAttr() ==
                  into.getOffloadingHandlerAttr();
