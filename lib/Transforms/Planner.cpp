@@ -79,7 +79,12 @@ FailureOr<MarkingProblem> MarkingProblem::build(FunctionOpInterface function) {
     problem.flops.push_back(getOpFlops(&op).value_or(0));
     problem.bytes.push_back(resultBytes);
     problem.positions.push_back(at);
+    problem.annotated.emplace_back(getSegmentPath(&op));
   }
+  if (llvm::all_of(problem.annotated,
+                   [](const SegmentPath &path) { return path.empty(); }))
+    problem.annotated.clear();
+  problem.annotated.resize(problem.ops.size());
   function->walk([&](Operation *) { ++problem.numFunctionOps; });
   if (auto func = dyn_cast<func::FuncOp>(function.getOperation()))
     problem.keepReturnedBuffers = mustKeepReturnedBuffers(func);
@@ -523,6 +528,13 @@ SmallVector<Marking> getPolicyMarkings(const MarkingProblem &problem) {
   markings.push_back(Marking(problem.size(), SegmentPath{0}));
   markings.push_back(planHeavySaved(problem));
   markings.push_back(planSqrt(problem));
+  // The model's own checkpoints, as a seed that the budget policy's answer
+  // is measured against (transformers' per-layer checkpoints of GPT-2 are
+  // below its chain plans).
+  ArrayRef<SegmentPath> annotated = problem.getAnnotatedMarking();
+  if (llvm::any_of(annotated,
+                   [](const SegmentPath &path) { return !path.empty(); }))
+    markings.push_back(Marking(annotated.begin(), annotated.end()));
   return markings;
 }
 

@@ -708,3 +708,45 @@ TEST_F(PlannerTest, PoolLimitHoldsAndBoundsTheWork) {
 }
 
 } // namespace
+
+TEST_F(PlannerTest, ModelsOwnCheckpointsAreAPolicyMarking) {
+  // Three forward ops; the exporter marked the first two (segment 0) and
+  // nested the second in segment [0, 1], as a model's own checkpoints are.
+  constexpr StringLiteral kAnnotated = R"mlir(
+    func.func @step(%x: tensor<16xf32>) -> tensor<16xf32> {
+      %a = math.tanh %x {remat.segment = 0 : i64} : tensor<16xf32>
+      %b = math.exp %a {remat.segment = [0, 1]} : tensor<16xf32>
+      %c = arith.mulf %b, %b : tensor<16xf32>
+      %g = remat.backward {
+        %d = arith.mulf %a, %b : tensor<16xf32>
+        %e = arith.addf %d, %c : tensor<16xf32>
+        remat.yield %e : tensor<16xf32>
+      } : tensor<16xf32>
+      return %g : tensor<16xf32>
+    }
+  )mlir";
+  OwningOpRef<ModuleOp> module;
+  FailureOr<MarkingProblem> problem = parseProblem(kAnnotated, module);
+  ASSERT_TRUE(succeeded(problem));
+  ASSERT_EQ(problem->size(), 3u);
+  Marking expected = {SegmentPath{0}, SegmentPath{0, 1}, SegmentPath{}};
+  EXPECT_EQ(Marking(problem->getAnnotatedMarking()), expected);
+  SmallVector<Marking> policies = getPolicyMarkings(*problem);
+  EXPECT_TRUE(llvm::is_contained(policies, expected));
+
+  // Without marks there is no such marking: the policies' plans alone.
+  std::string plain = kAnnotated.str();
+  for (StringRef mark :
+       {" {remat.segment = 0 : i64}", " {remat.segment = [0, 1]}"}) {
+    size_t at = plain.find(mark);
+    ASSERT_NE(at, std::string::npos);
+    plain.erase(at, mark.size());
+  }
+  OwningOpRef<ModuleOp> plainModule;
+  FailureOr<MarkingProblem> plainProblem = parseProblem(plain, plainModule);
+  ASSERT_TRUE(succeeded(plainProblem));
+  EXPECT_TRUE(
+      llvm::all_of(plainProblem->getAnnotatedMarking(),
+                   [](const SegmentPath &path) { return path.empty(); }));
+  EXPECT_EQ(getPolicyMarkings(*plainProblem).size(), policies.size() - 1);
+}

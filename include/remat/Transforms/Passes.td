@@ -684,8 +684,10 @@ def RematMarkPass : Pass<"remat-mark", "mlir::ModuleOp"> {
       ops as one segment) up to 14 decision ops; beyond, the cheapest of at
       most max(8, 1.5e6 / ops) and never more than 1500 evaluated markings
       (remat::BudgetOptions::getPoolLimit): the chain program's plans, the
-      other policies' plans, prefixes by bytes per FLOP and greedy
-      refinements, so never above sqrt or everything recomputed.
+      other policies' plans and the step's own marks (the model's
+      checkpoints, as exported), prefixes by bytes per FLOP and greedy
+      refinements, so never above sqrt, everything recomputed or the
+      model's own checkpoints.
       Up to 64 decision ops, when remat is built with GLPK, an ILP over a
       relaxation of the peak, each solution measured, then closes the gap
       (exact) or stops at its limits (400 markings, 2 s); its bound, or a

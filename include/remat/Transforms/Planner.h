@@ -47,7 +47,8 @@ struct PlanCost {
 class MarkingProblem {
 public:
   /// Builds the problem of `function`, which must hold a `remat.backward`.
-  /// Existing marks are ignored: every marking replaces them.
+  /// Existing marks are kept only as getAnnotatedMarking: every marking
+  /// replaces them.
   static llvm::FailureOr<MarkingProblem>
   build(mlir::FunctionOpInterface function);
 
@@ -59,6 +60,10 @@ public:
   int64_t getFlops(size_t index) const { return flops[index]; }
   /// Bytes of the decision op's results.
   int64_t getBytes(size_t index) const { return bytes[index]; }
+  /// The marking the function carried when the problem was built (the
+  /// model's own checkpoints, as exported): each decision op's
+  /// `remat.segment` path, empty for one without. All empty if none had one.
+  llvm::ArrayRef<SegmentPath> getAnnotatedMarking() const { return annotated; }
 
   /// The saved-bytes relaxation of the budget problem: rows of the form
   /// `sum_j coefficient_j * (1 - x_j) + constant <= peak`, x_j = 1 when
@@ -142,6 +147,7 @@ private:
   llvm::SmallVector<int64_t, 0> bytes;
   /// Position in the body block of each decision op.
   llvm::SmallVector<unsigned, 0> positions;
+  Marking annotated;
   size_t numFunctionOps = 0;
   /// mustKeepReturnedBuffers of the function in its module, which a copy
   /// for planning (without the callers) cannot tell.
