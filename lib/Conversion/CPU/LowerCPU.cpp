@@ -56,21 +56,26 @@ void remat::buildRematLowerCPUPipeline(OpPassManager &pm,
     pm.addPass(createRematOutlineLoopNestsPass());
     pm.addPass(createRematDedupeFunctionsPass());
   }
-  addRematLoopsToCFPasses(pm);
+  // The passes that lower one function without reading another run on
+  // the module's functions in parallel (nestAny): after outlining, the
+  // hundreds of nests' functions.
+  OpPassManager &eachFunction = pm.nestAny();
+  addRematLoopsToCFPasses(eachFunction);
   // tanh and erf as vector polynomials; then the math ops LLVM has
   // intrinsics or expansions for (rsqrt, exp, ...); only the rest become
   // libm calls, on vectors one lane at a time (vector.extract and insert,
   // so before vector-to-llvm).
   if (options.approximateMath)
-    pm.addPass(createRematApproximateMathPass());
-  pm.addPass(createConvertMathToLLVMPass());
+    eachFunction.addPass(createRematApproximateMathPass());
+  eachFunction.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   // Vector reductions stay ordered (no reassociation): the vector code adds
   // in the scalar loops' order.
   if (options.vectorize) {
-    pm.addPass(createConvertVectorToLLVMPass());
+    OpPassManager &eachVectorFunction = pm.nestAny();
+    eachVectorFunction.addPass(createConvertVectorToLLVMPass());
     // The vectorizer pads reads with ub.poison.
-    pm.addPass(createUBToLLVMConversionPass());
+    eachVectorFunction.addPass(createUBToLLVMConversionPass());
     pm.addPass(createRematWidenBoolVectorsPass());
   }
   addRematHostToLLVMPasses(pm);
