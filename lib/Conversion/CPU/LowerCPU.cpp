@@ -79,8 +79,9 @@ void remat::buildRematLowerCPUPipeline(OpPassManager &pm,
     pm.addPass(createRematWidenBoolVectorsPass());
   }
   addRematHostToLLVMPasses(pm);
-  pm.addPass(createReconcileUnrealizedCastsPass());
-  pm.addPass(createCanonicalizerPass());
+  OpPassManager &eachLLVMFunction = pm.nestAny();
+  eachLLVMFunction.addPass(createReconcileUnrealizedCastsPass());
+  eachLLVMFunction.addPass(createCanonicalizerPass());
 }
 
 void remat::registerRematLowerCPUPipeline() {

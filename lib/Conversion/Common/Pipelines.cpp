@@ -136,8 +136,10 @@ void remat::addRematHostToLLVMPasses(OpPassManager &pm) {
   memrefToLLVM.useGenericFunctions = true;
   memrefToLLVM.useAlignedAlloc = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertIndexToLLVMPass());
+  // Arithmetic converts one function at a time, all of them in parallel.
+  OpPassManager &eachFunction = pm.nestAny();
+  eachFunction.addPass(createArithToLLVMConversionPass());
+  eachFunction.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
 }
