@@ -693,7 +693,8 @@ ZOO = {"mlp": mlp, "gpt_block": gpt_block, "densenet_block": densenet_block,
        "resnet_block": resnet_block, "resnet18": resnet18, "mobilenet_v2": mobilenet_v2,
        "densenet121": densenet121,
        "gpt2": gpt2, "bert": bert, "llama": llama, "vit": vit,
-       "efficientnet_b0": efficientnet_b0, "convnext": convnext}
+       "efficientnet_b0": efficientnet_b0, "convnext": convnext,
+       "gpt2_small": gpt2_small, "resnet50": resnet50}
 
 
 # bench/peers' and bench/cuda_peers' sizes: larger than the test sizes,
@@ -711,4 +712,7 @@ BENCH_SIZES = {
     # test sizes (the factories' defaults), bounded by the compile too.
     "gpt2": dict(), "bert": dict(), "llama": dict(), "vit": dict(),
     "efficientnet_b0": dict(), "convnext": dict(),
+    # The real-size models (REAL_SIZE) at the sizes this 2-core machine runs
+    # in seconds a step; bench/peers runs them when named.
+    "gpt2_small": dict(batch=1, seq=128), "resnet50": dict(batch=2, size=224),
 }
