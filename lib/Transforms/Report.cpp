@@ -5,14 +5,17 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "remat/Analysis/CheckpointPlan.h"
 #include "remat/Analysis/CostModel.h"
 #include "remat/Analysis/MemoryPlan.h"
 #include "remat/Analysis/MemoryProfile.h"
 #include "remat/Dialect/Remat/IR/RematOps.h"
+#include "remat/Transforms/ApplyCheckpointPlan.h"
 #include "remat/Transforms/Passes.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Threading.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -232,6 +235,29 @@ reportMarkPlan(FunctionOpInterface function) {
   return planObject;
 }
 
+/// The first op of each top-level checkpoint segment of `function`, by
+/// segment, if it is marked and not yet checkpointed (no op is a clone and
+/// no stateful random op is marked); none otherwise.
+static std::map<int64_t, Operation *>
+getSegmentsToCheckpoint(FunctionOpInterface function) {
+  std::map<int64_t, Operation *> segments;
+  bool checkpointed = false;
+  function.getFunctionBody().walk([&](Operation *op) {
+    if (op->hasAttr(RematDialect::kCloneOfAttrName) ||
+        op->hasAttr(RematDialect::kRerunOfAttrName))
+      checkpointed = true;
+    SmallVector<int64_t, 2> path = getSegmentPath(op);
+    if (path.empty())
+      return;
+    if (isa<RngUniformOp>(op))
+      checkpointed = true;
+    segments.try_emplace(path.front(), op);
+  });
+  if (checkpointed)
+    return {};
+  return segments;
+}
+
 namespace {
 
 struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
@@ -242,10 +268,96 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
     addPlanPipelineDialects(getPlanPipeline(planPipeline), registry);
   }
 
+  LogicalResult initialize(MLIRContext *context) override {
+    if (planPipeline != "none")
+      plans.initialize(context, getPlanPipeline(planPipeline));
+    return success();
+  }
+
+  /// The static peak of `function` once -remat-checkpoint rewrites a copy
+  /// of it (the pass's own rewrite), with every segment or only top-level
+  /// segment `only`.
+  FailureOr<int64_t> planCheckpointed(func::FuncOp function,
+                                      std::optional<int64_t> only,
+                                      std::string &error) const {
+    OwningOpRef<ModuleOp> copy = copyForPlanning(function);
+    if (!copy) {
+      error = "the function is not in a module";
+      return failure();
+    }
+    auto copyFunction =
+        cast<FunctionOpInterface>(copy->lookupSymbol(function.getNameAttr()));
+    if (only)
+      copyFunction.getFunctionBody().walk([&](Operation *op) {
+        SmallVector<int64_t, 2> path = getSegmentPath(op);
+        if (!path.empty() && path.front() != *only)
+          op->removeAttr(RematDialect::kSegmentAttrName);
+      });
+    applyCheckpointPlan(CheckpointPlan::compute(copyFunction));
+    FailureOr<StepMemoryPlan> plan = plans.plan(
+        *copy, function.getName(), mustKeepReturnedBuffers(function), error);
+    if (failed(plan))
+      return failure();
+    return plan->peakBytes;
+  }
+
+  /// Before -remat-checkpoint, on a marked step: the static peak once every
+  /// segment is recomputed, and once each top-level segment alone is, next
+  /// to the step's own (`peak`, nothing recomputed yet). A remark at its
+  /// first op names each segment whose recomputation raises the peak: its
+  /// clones and their inputs live across more of the backward than the
+  /// activations it frees.
+  void addSegmentEffects(func::FuncOp function, int64_t peak,
+                         llvm::json::Object &report) {
+    std::map<int64_t, Operation *> segments = getSegmentsToCheckpoint(function);
+    if (segments.empty())
+      return;
+    SmallVector<std::optional<int64_t>> which = {std::nullopt};
+    for (auto &entry : segments)
+      which.push_back(entry.first);
+    SmallVector<FailureOr<int64_t>> peaks(which.size(), failure());
+    SmallVector<std::string> errors(which.size());
+    parallelFor(&getContext(), 0, which.size(), [&](size_t i) {
+      peaks[i] = planCheckpointed(function, which[i], errors[i]);
+    });
+    for (auto [i, result] : llvm::enumerate(peaks))
+      if (failed(result)) {
+        function.emitWarning()
+            << "-remat-report: no memory plan of the checkpointed step: "
+            << errors[i];
+        return;
+      }
+    llvm::json::Object &totals = *report.getObject("totals");
+    totals["checkpointed_static_peak_bytes"] = *peaks[0];
+    if (*peaks[0] > peak)
+      function.emitRemark()
+          << "-remat-report: checkpointing every segment raises the static "
+             "peak by "
+          << (*peaks[0] - peak) << " bytes (" << peak << " -> " << *peaks[0]
+          << ")";
+    llvm::json::Array effects;
+    for (size_t i = 1; i < which.size(); ++i) {
+      int64_t segment = *which[i];
+      effects.push_back(
+          llvm::json::Object{{"segment", segment},
+                             {"static_peak_bytes", *peaks[i]},
+                             {"peak_change_bytes", *peaks[i] - peak}});
+      if (*peaks[i] > peak)
+        segments[segment]->emitRemark()
+            << "-remat-report: recomputing checkpoint segment " << segment
+            << " raises the static peak by " << (*peaks[i] - peak) << " bytes ("
+            << peak << " -> " << *peaks[i]
+            << "): its recomputation keeps more live in the backward than "
+               "it frees; unmark it";
+    }
+    report["segment_effects"] = std::move(effects);
+  }
+
   /// Adds the memory plan's figures to `totals`; without one, the static
   /// peak is the model's and a warning says why.
   void addPlanFigures(FunctionOpInterface function, int64_t modelPeak,
-                      llvm::json::Object &totals) {
+                      llvm::json::Object &report) {
+    llvm::json::Object &totals = *report.getObject("totals");
     totals["static_peak_bytes"] = modelPeak;
     totals["static_peak_source"] = "model";
     auto func = dyn_cast<func::FuncOp>(function.getOperation());
@@ -269,6 +381,7 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
     totals["carried_bytes"] = plan->carriedBytes;
     totals["unplanned_peak_bytes"] = plan->unplannedPeakBytes;
     totals["unplanned_buffers"] = plan->unplannedBuffers;
+    addSegmentEffects(func, plan->peakBytes, report);
   }
 
   void runOnOperation() override {
@@ -336,7 +449,7 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
         {"loop_saved_bytes", loopSavedBytes},
         {"loop_recompute_flops", loopRecomputeFlops},
     };
-    addPlanFigures(function, profile->peakBytes, *report.getObject("totals"));
+    addPlanFigures(function, profile->peakBytes, report);
     if (std::optional<llvm::json::Object> plan = reportMarkPlan(function))
       report["plan"] = std::move(*plan);
     return report;
@@ -393,6 +506,21 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
                           function.getArray("saved")->size(),
                           total("saved_argument_bytes"));
       printPeaks(os, totals);
+      if (std::optional<int64_t> checkpointed =
+              totals.getInteger("checkpointed_static_peak_bytes"))
+        os << llvm::formatv("  static peak once checkpointed: {0} bytes\n",
+                            *checkpointed);
+      if (const llvm::json::Array *effects =
+              function.getArray("segment_effects"))
+        for (const llvm::json::Value &effectValue : *effects) {
+          const llvm::json::Object &effect = *effectValue.getAsObject();
+          int64_t change = *effect.getInteger("peak_change_bytes");
+          os << llvm::formatv("  segment {0} recomputed alone: static peak {1} "
+                              "bytes ({2}{3} bytes)\n",
+                              *effect.getInteger("segment"),
+                              *effect.getInteger("static_peak_bytes"),
+                              change > 0 ? "+" : "", change);
+        }
       os << llvm::formatv("  forward FLOPs: {0}, backward FLOPs: {1}, "
                           "recompute FLOPs: {2} in {3} recomputed ops\n",
                           total("forward_flops"), total("backward_flops"),
@@ -446,6 +574,9 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
       }
     }
   }
+
+  /// The plan pipeline, parsed once in initialize().
+  PlanPipeline plans;
 };
 
 } // namespace

@@ -33,6 +33,8 @@ func.func @step(%x: tensor<8x16xf32>, %w: tensor<16x16xf32>) -> (tensor<8x16xf32
 // CHECK-NEXT:   saved activations: 1024 bytes in 3 values (+ 512 bytes of saved arguments)
 // CHECK-NEXT:   static peak: 1024 bytes (arena of 1024 bytes for 2 buffers, at most 1024 bytes live at once): the heap peak of the generated code
 // CHECK-NEXT:   model peak: 1024 bytes, reached at [[FILE]]:11:8 (the liveness model -remat-mark plans with)
+// CHECK-NEXT:   static peak once checkpointed: 1024 bytes
+// CHECK-NEXT:   segment 0 recomputed alone: static peak 1024 bytes (0 bytes)
 // CHECK-NEXT:   forward FLOPs: 4352, backward FLOPs: 256, recompute FLOPs: 0 in 0 recomputed ops
 // CHECK-NEXT:   segment unmarked: 0 ops, 0 recomputed (0 FLOPs), 1024 saved bytes
 // CHECK-NEXT:     saved 512 bytes: argument at [[FILE]]:5:17

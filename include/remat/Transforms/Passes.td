@@ -312,7 +312,11 @@ def RematReportPass : Pass<"remat-report", "mlir::ModuleOp"> {
     to the byte when every buffer is planned. The model peak is that of the
     liveness model -remat-mark searches with (remat::MemoryProfile), with
     where it is reached. It works before and after -remat-checkpoint, so
-    the two can be compared, and leaves the IR unchanged. `format=json`
+    the two can be compared, and leaves the IR unchanged. Before
+    -remat-checkpoint, on a marked step, it also plans copies checkpointed
+    by that pass's own rewrite, with every segment and with each top-level
+    segment alone, and a remark names each segment whose recomputation
+    raises the static peak (docs/Report.md). `format=json`
     prints the stable schema of docs/Report.md. O(n log n) for the model;
     the plan costs one bufferization of the module.
   }];
