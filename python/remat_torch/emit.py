@@ -749,6 +749,49 @@ def _arange(e, start, end=None, step=1, **kw):
     return e.constant(values, dtype) if len(values) > 1 else e.splat(values[0], [1], dtype)
 
 
+def _cumsum(e, x, dim, dtype=None):
+    """out[..., i, ...] = x[..., 0, ...] + ... + x[..., i, ...] along `dim`,
+    added in that order as PyTorch's CPU kernel adds them, float32 in a
+    float64 accumulator rounded once per element (its acc_type): a
+    linalg.generic whose reduction over j adds x[..., j, ...] where j <= i,
+    quadratic in the axis but one fixed order, so a recomputed cumsum is
+    bit-identical. Integers and booleans sum as int64 unless `dtype` says
+    otherwise. Its backward (cumsum_backward) comes decomposed: flip,
+    cumsum, flip."""
+    target = mlir_dtype(dtype) if dtype is not None else e.result_dtype or (
+        x.dtype if is_float(x.dtype) else "i64")
+    if is_float(target) and target != "f32":
+        raise UnsupportedOp(f"cumsum to {target}")
+    x = e.convert(x, target)
+    if not x.shape:
+        return x
+    rank = len(x.shape)
+    dim %= rank
+    acc = "f64" if is_float(target) else target
+    source = ", ".join(f"d{rank}" if i == dim else f"d{i}" for i in range(rank))
+    ident = ", ".join(f"d{i}" for i in range(rank))
+
+    def body(a, fresh):
+        value, total = a
+        op = _Payload(fresh)
+        if acc != target:
+            value = op(f"arith.extf {value} : {target} to {acc}")
+        le = op(f"arith.cmpi ule, {op(f'linalg.index {rank} : index')}, "
+                f"{op(f'linalg.index {dim} : index')} : index")
+        added = op(f"arith.{'addf' if is_float(acc) else 'addi'} {total}, {value} : {acc}")
+        result = op(f"arith.select {le}, {added}, {total} : {acc}")
+        return op.text(), result
+
+    sums = e.generic([x], [source, ident], x.shape, ["parallel"] * rank + ["reduction"],
+                     body, init=e.filled(x.shape, 0, acc))
+    if acc == target:
+        return sums
+    out = e.new(x.shape, target, "cs")
+    e.emit(f"  {out.name} = arith.truncf {sums.name}{e.ATTRS} : {sums.type} to {out.type}",
+           out.name)
+    return out
+
+
 class _Payload:
     """The lines of a linalg.generic payload that `generic`'s `body` returns:
     calling it with an op's text appends `%r = text` under a fresh name and
@@ -1804,6 +1847,7 @@ def ops():
         aten.arange.start_step: _arange,
         aten.arange.start: _arange,
         aten.arange.default: _arange,
+        aten.cumsum.default: _cumsum,
         aten.select.int: _select_int,
         aten.embedding.default: _embedding,
         aten.embedding_dense_backward.default: _embedding_dense_backward,

