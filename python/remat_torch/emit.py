@@ -60,18 +60,34 @@ def mlir_dtype(torch_dtype):
     return types[torch_dtype]
 
 
+def _category(dtype):
+    """PyTorch's type categories, ordered: boolean, integer, float."""
+    return 0 if dtype == "i1" else 2 if is_float(dtype) else 1
+
+
+def _widest(dtypes):
+    return max(dtypes, key=lambda d: (_category(d), 64 if is_float(d) else INT_BITS[d]))
+
+
 def promote(*xs):
     """The element type of an elementwise op on `xs` (Values and Python
-    numbers), by PyTorch's rules: a float operand makes it float, else the
-    widest integer; a Python float with integer tensors makes it float."""
-    dtypes = [x.dtype for x in xs if isinstance(x, Value)]
-    if any(is_float(d) for d in dtypes):
-        return "f32"
-    if any(isinstance(x, float) for x in xs):
-        return "f32"
-    if not dtypes:
-        return "f32"
-    return max(dtypes, key=lambda d: INT_BITS[d])
+    numbers), by PyTorch's rules (torch.result_type): the widest of the
+    tensors with dimensions; a zero-dimensional tensor, then a Python
+    number, counts only where its category (boolean < integer < float) is
+    higher than theirs, a Python int then giving int64 and a float
+    float32 (a boolean mask times 8 is int64, an int32 tensor plus an int64
+    scalar tensor stays int32)."""
+    result = None
+    values = [x for x in xs if isinstance(x, Value)]
+    numbers = ["i1" if isinstance(x, bool) else "f32" if isinstance(x, float) else "i64"
+               for x in xs if not isinstance(x, Value) and x is not None]
+    for group in ([v.dtype for v in values if v.shape], [v.dtype for v in values
+                                                         if not v.shape], numbers):
+        if group:
+            widest = _widest(group)
+            if result is None or _category(widest) > _category(result):
+                result = widest
+    return result or "f32"
 
 
 class Value:
@@ -708,6 +724,30 @@ def _neg(e, a):
     if is_float(a.dtype):
         return e.unary("arith.negf", a)
     return e.binary("subf", 0, a)
+
+
+def _abs(e, a):
+    """|a| in a's element type (math.absi on integers: an integer's abs
+    stays an integer, as T5's relative positions do); a boolean is its own."""
+    if a.dtype == "i1":
+        return a
+    if is_float(a.dtype):
+        return e.unary("math.absf", a)
+    out = e.new(a.shape, a.dtype)
+    e.emit(f"  {out.name} = math.absi {a.name}{e.ATTRS} : {out.type}", out.name)
+    return out
+
+
+def _sign(e, a):
+    """-1, 0 or 1 in a's element type (0 for a float zero of either sign,
+    NaN for NaN, as torch.sign)."""
+    if a.dtype == "i1":
+        return a
+    one = e.select(e.cmp("ogt", a, 0), 1, 0)
+    minus = e.select(e.cmp("olt", a, 0), -1, one)
+    if not is_float(a.dtype):
+        return e.convert(minus, a.dtype)
+    return e.select(e.cmp("uno", a, a), a, e.convert(minus, a.dtype))
 
 
 def _logical_not(e, a):
@@ -1832,7 +1872,8 @@ def ops():
         aten.silu.default: lambda e, a: e.binary("mulf", a, _sigmoid(e, a)),
         aten.silu_backward.default: _silu_backward,
         aten.erf.default: lambda e, a: e.unary("math.erf", a),
-        aten.abs.default: lambda e, a: e.unary("math.absf", a),
+        aten.abs.default: _abs,
+        aten.sign.default: _sign,
         aten.sin.default: lambda e, a: e.unary("math.sin", a),
         aten.cos.default: lambda e, a: e.unary("math.cos", a),
         aten.reciprocal.default: lambda e, a: e.binary("divf", 1.0, a),

@@ -51,3 +51,30 @@ def gpt2(dropout=0.1):
                       ("resid_pdrop", "embd_pdrop", "attn_pdrop"), n_embd=32, n_layer=2,
                       n_head=2, n_positions=64)
 
+
+class Seq2SeqLM(nn.Module):
+    """The loss an encoder-decoder computes from its labels (the decoder's
+    inputs are the labels shifted right), no attention masks."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, input_ids, labels):
+        return self.net(input_ids=input_ids, labels=labels).loss
+
+
+def t5(dropout=0.1):
+    """T5: relative-position buckets in integer arithmetic (abs, min,
+    where, log of the positions converted to float), bidirectional in the
+    encoder, causal in the decoder."""
+    import transformers
+    torch.manual_seed(0)
+    config = transformers.T5Config(vocab_size=96, d_model=32, d_kv=16, d_ff=64, num_layers=2,
+                                   num_heads=2, relative_attention_num_buckets=8,
+                                   relative_attention_max_distance=16, dropout_rate=dropout,
+                                   decoder_start_token_id=0, pad_token_id=0, use_cache=False)
+    config._attn_implementation = "eager"
+    net = transformers.T5ForConditionalGeneration(config)
+    net.train()
+    return Seq2SeqLM(net), (torch.randint(1, 96, (2, 16)), torch.randint(1, 96, (2, 12)))
