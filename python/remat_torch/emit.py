@@ -647,6 +647,30 @@ def _layer_norm(e, x, normalized_shape, weight, bias, eps):
     return out, mean, rstd
 
 
+def _group_norm(e, x, weight, bias, n, c, hxw, group, eps):
+    """native_group_norm over x [N, C, *]: each sample's channels in
+    `group` groups of C / group, normalized over the group's channels and
+    positions (biased variance), then scaled and shifted per channel.
+    Returns (out, mean [N, group], rstd [N, group]), what its decomposed
+    backward reads."""
+    if x.shape[:2] != (n, c) or c % group or x.numel != n * c * hxw:
+        raise UnsupportedOp(f"group norm of {list(x.shape)} with N={n}, C={c}, "
+                            f"HxW={hxw}, group={group}")
+    grouped = e.reshape(x, [n, group, (c // group) * hxw])
+    size = (c // group) * hxw
+    mean = e.binary("mulf", e.reduce(grouped, [2]), 1.0 / size)
+    centered = e.binary("subf", grouped, e.reshape(mean, [n, group, 1]))
+    var = e.binary("mulf", e.reduce(e.binary("mulf", centered, centered), [2]), 1.0 / size)
+    rstd = e.unary("math.rsqrt", e.binary("addf", var, float(eps)))
+    out = e.reshape(e.binary("mulf", centered, e.reshape(rstd, [n, group, 1])), x.shape)
+    per_channel = [c] + [1] * (len(x.shape) - 2)
+    if weight is not None:
+        out = e.binary("mulf", out, e.reshape(weight, per_channel))
+    if bias is not None:
+        out = e.binary("addf", out, e.reshape(bias, per_channel))
+    return out, mean, rstd
+
+
 def _softmax(e, x, dim):
     mx = e.reduce(x, [dim], "max", keepdim=True)
     ex = e.unary("math.exp", e.binary("subf", x, mx))
@@ -1926,6 +1950,7 @@ def ops():
         # composites kept by the core ATen decompositions (their backwards are
         # decomposed into the ops above)
         aten.native_layer_norm.default: _layer_norm,
+        aten.native_group_norm.default: _group_norm,
         aten._softmax.default: lambda e, x, dim, half_to_float=False: _softmax(e, x, dim),
         aten.gelu.default: _gelu,
         aten.gelu_backward.default: _gelu_backward,

@@ -78,3 +78,16 @@ def t5(dropout=0.1):
     net = transformers.T5ForConditionalGeneration(config)
     net.train()
     return Seq2SeqLM(net), (torch.randint(1, 96, (2, 16)), torch.randint(1, 96, (2, 12)))
+
+
+def poolformer(dropout=0.1):
+    """timm's PoolFormer (MetaFormer with pooling token mixers and
+    GroupNorm1, PoolFormer-S12's layout at one block a stage, widths 8 to
+    32) on 32x32 images."""
+    from timm.models.metaformer import GroupNorm1, MetaFormer, Pooling
+    torch.manual_seed(0)
+    net = MetaFormer(depths=(1, 1, 1, 1), dims=(8, 16, 24, 32), token_mixers=Pooling,
+                     norm_layers=GroupNorm1, num_classes=10, use_mlp_head=False,
+                     downsample_norm=None, layer_scale_init_values=1e-5,
+                     res_scale_init_values=None, drop_rate=dropout, drop_path_rate=dropout)
+    return zoo.Classifier(net), zoo._images(2, 32, 10)
