@@ -774,6 +774,53 @@ def _sign(e, a):
     return e.select(e.cmp("uno", a, a), a, e.convert(minus, a.dtype))
 
 
+def _fmod(e, a, b):
+    """a - trunc(a / b) * b, the sign of a (C's fmod; arith.remf on floats,
+    arith.remsi on integers)."""
+    dtype = promote(a, b)
+    if dtype == "i1":
+        raise UnsupportedOp("fmod of booleans")
+    shape = broadcast_shape(*[x.shape for x in (a, b) if isinstance(x, Value)])
+    a, b = e.operand(a, shape, dtype), e.operand(b, shape, dtype)
+    out = e.new(shape, dtype)
+    op = "remf" if is_float(dtype) else "remsi"
+    e.emit(f"  {out.name} = arith.{op} {a.name}, {b.name}{e.ATTRS} : {out.type}", out.name)
+    return out
+
+
+def _remainder(e, a, b):
+    """a - floor(a / b) * b, the sign of b (Python's %): fmod, plus b where
+    that is nonzero and of the other sign than b, as PyTorch's kernel
+    computes it."""
+    r = _fmod(e, a, b)
+    if isinstance(b, Value):
+        wrong = e.binary("andi", e.cmp("ne", r, 0), e.cmp("ne", e.cmp("olt", r, 0),
+                                                          e.cmp("olt", b, 0)))
+    else:
+        wrong = e.cmp("ogt", r, 0) if b < 0 else e.cmp("olt", r, 0)
+    return e.select(wrong, e.binary("addf", r, b), r)
+
+
+def _div_mode(e, a, b, rounding_mode=None):
+    """a / b rounded toward zero ("trunc") or down ("floor"); integers
+    stay integers (arith.divsi, arith.floordivsi)."""
+    if rounding_mode is None:
+        return e.binary("divf", a, b)
+    if rounding_mode not in ("trunc", "floor"):
+        raise UnsupportedOp(f"div with rounding_mode={rounding_mode!r}")
+    dtype = promote(a, b)
+    if dtype == "i1":
+        raise UnsupportedOp("div of booleans with a rounding mode")
+    if is_float(dtype):
+        return e.unary(f"math.{rounding_mode}", e.binary("divf", a, b))
+    shape = broadcast_shape(*[x.shape for x in (a, b) if isinstance(x, Value)])
+    a, b = e.operand(a, shape, dtype), e.operand(b, shape, dtype)
+    out = e.new(shape, dtype)
+    op = "divsi" if rounding_mode == "trunc" else "floordivsi"
+    e.emit(f"  {out.name} = arith.{op} {a.name}, {b.name}{e.ATTRS} : {out.type}", out.name)
+    return out
+
+
 def _logical_not(e, a):
     return e.cmp("eq", e.convert(a, "i1"), False)
 
@@ -996,10 +1043,18 @@ def _index_put(e, dest, indices, values, accumulate=False):
 
 
 def _index_select(e, a, dim, index):
+    """a's slices along `dim` that the 1-D (or scalar) `index` names: rows
+    of a table as an embedding, else advanced indexing with the index at
+    `dim` (torch.roll's decomposition reads a rotated arange)."""
     dim %= len(a.shape)
+    if len(index.shape) > 1:
+        raise UnsupportedOp(f"index_select with a {len(index.shape)}-D index")
     if dim == 0 and len(a.shape) == 2 and len(index.shape) == 1:
         return _embedding(e, a, index)
-    raise UnsupportedOp(f"index_select along dimension {dim} of a {len(a.shape)}-D tensor")
+    flat = e.reshape(index, [index.numel])
+    out = _index_tensor(e, a, [None] * dim + [flat])
+    return e.reshape(out, [d if i != dim else index.numel for i, d in enumerate(a.shape)]
+                     if index.shape else [d for i, d in enumerate(a.shape) if i != dim])
 
 
 def _pow(e, a, exponent):
@@ -1877,6 +1932,9 @@ def ops():
         aten.mul.Scalar: lambda e, a, b: e.binary("mulf", a, b),
         aten.div.Tensor: lambda e, a, b: e.binary("divf", a, b),
         aten.div.Scalar: lambda e, a, b: e.binary("divf", a, b),
+        aten.div.Tensor_mode: _div_mode, aten.div.Scalar_mode: _div_mode,
+        aten.fmod.Scalar: _fmod, aten.fmod.Tensor: _fmod,
+        aten.remainder.Scalar: _remainder, aten.remainder.Tensor: _remainder,
         aten.neg.default: _neg,
         aten.pow.Tensor_Scalar: _pow,
         aten.exp.default: lambda e, a: e.unary("math.exp", a),

@@ -91,3 +91,20 @@ def poolformer(dropout=0.1):
                      downsample_norm=None, layer_scale_init_values=1e-5,
                      res_scale_init_values=None, drop_rate=dropout, drop_path_rate=dropout)
     return zoo.Classifier(net), zoo._images(2, 32, 10)
+
+
+def swin_v2(dropout=0.1):
+    """torchvision's Swin V2 (scaled cosine attention, log-spaced
+    continuous position bias, res-post-norm), embedding width 16, 4x4
+    windows on 32x32 images, two blocks in its first stage, the second of
+    them shifted (torch.roll, whose decomposition indexes with an arange
+    mod the size), one in its second."""
+    from torchvision.models.swin_transformer import (PatchMergingV2, SwinTransformer,
+                                                     SwinTransformerBlockV2)
+    torch.manual_seed(0)
+    net = SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 1], num_heads=[2, 2],
+                          window_size=[4, 4], num_classes=10, dropout=dropout,
+                          attention_dropout=dropout, stochastic_depth_prob=dropout,
+                          block=SwinTransformerBlockV2, downsample_layer=PatchMergingV2)
+    return zoo.Classifier(net), zoo._images(2, 32, 10)
+
