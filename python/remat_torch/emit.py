@@ -671,6 +671,25 @@ def _group_norm(e, x, weight, bias, n, c, hxw, group, eps):
     return out, mean, rstd
 
 
+def _weight_norm_backward(e, grad_w, v, g, norms, dim):
+    """The gradients of weight norm w = v * g / ||v|| (norms over every
+    dimension but `dim`, in g's shape), as PyTorch's fused kernel computes
+    them: grad_g = sum(grad_w * v) / norms, grad_v = g / norms * (grad_w -
+    v * grad_g / norms)."""
+    rank = len(v.shape)
+    dim %= rank
+    if list(g.shape) != [v.shape[i] if i == dim else 1 for i in range(rank)] or \
+            g.shape != norms.shape:
+        raise UnsupportedOp(f"weight norm backward of v {list(v.shape)}, g "
+                            f"{list(g.shape)}, norms {list(norms.shape)}")
+    axes = [i for i in range(rank) if i != dim]
+    grad_g = e.binary("divf", e.reduce(e.binary("mulf", grad_w, v), axes, keepdim=True),
+                      norms)
+    grad_v = e.binary("mulf", e.binary("divf", g, norms), e.binary(
+        "subf", grad_w, e.binary("mulf", v, e.binary("divf", grad_g, norms))))
+    return grad_v, grad_g
+
+
 def _softmax(e, x, dim):
     mx = e.reduce(x, [dim], "max", keepdim=True)
     ex = e.unary("math.exp", e.binary("subf", x, mx))
@@ -1206,13 +1225,15 @@ def _getitem(e, t, i):
 
 
 def _conv_form(x, w, stride, padding, dilation, transposed, output_padding, groups):
-    """The 2-D convolutions mapped: NCHW, any stride, dilation, padding and
-    groups (depthwise included), not transposed. Returns (stride, padding,
+    """The 2-D convolutions mapped (1-D ones become 2-D ones of height 1):
+    NCHW, any stride, dilation, padding and groups (depthwise included), not
+    transposed. Returns (stride, padding,
     dilation) as pairs."""
-    if len(x.shape) != 4:
-        raise UnsupportedOp(f"a {len(x.shape) - 2}-D convolution (only 2-D, NCHW)")
     if transposed:
         raise UnsupportedOp("a transposed convolution")
+    if len(x.shape) != 4:
+        raise UnsupportedOp(f"a {len(x.shape) - 2}-D convolution (only 1-D and 2-D, NCL "
+                            f"and NCHW)")
     pair = lambda v: [v, v] if isinstance(v, int) else list(v)  # noqa: E731
     stride, padding, dilation = pair(stride), pair(padding), pair(dilation)
     if len(stride) != 2 or len(padding) != 2 or len(dilation) != 2 or \
@@ -1224,8 +1245,28 @@ def _conv_form(x, w, stride, padding, dilation, transposed, output_padding, grou
     return stride, padding, dilation
 
 
+def _unit_height(e, x, w, stride, padding, dilation):
+    """A 1-D convolution's input [N, C, L] and weight [F, C / groups, K] as
+    a 2-D one's of height 1, and its stride, padding and dilation as pairs
+    (1, 0 and 1 along the height)."""
+    one = lambda v, unit: [unit, v if isinstance(v, int) else v[0]]  # noqa: E731
+    for v in (stride, padding, dilation):
+        if not isinstance(v, int) and len(v) != 1:
+            raise UnsupportedOp(f"a 1-D convolution with stride {stride}, padding "
+                                f"{padding}, dilation {dilation}")
+    return (e.reshape(x, [x.shape[0], x.shape[1], 1, x.shape[2]]),
+            e.reshape(w, [w.shape[0], w.shape[1], 1, w.shape[2]]),
+            one(stride, 1), one(padding, 0), one(dilation, 1))
+
+
 def _convolution(e, x, w, bias, stride, padding, dilation, transposed, output_padding,
                  groups):
+    """A 2-D convolution; a 1-D one as a 2-D one of height 1."""
+    if len(x.shape) == 3 and len(w.shape) == 3 and not transposed:
+        x4, w4, stride, padding, dilation = _unit_height(e, x, w, stride, padding, dilation)
+        out = _convolution(e, x4, w4, bias, stride, padding, dilation, transposed,
+                           output_padding, groups)
+        return e.reshape(out, [out.shape[0], out.shape[1], out.shape[3]])
     (sh, sw), (ph, pw), (dh, dw) = _conv_form(x, w, stride, padding, dilation, transposed,
                                               output_padding, groups)
     out = e.conv2d(e.pad(x, [0, 0, ph, pw]), w, (sh, sw), (dh, dw), groups)
@@ -1256,7 +1297,16 @@ def _convolution_backward(e, grad, x, w, bias_sizes, stride, padding, dilation,
     dimensions and its channels swapped within each group; grad_weight[f, c,
     i, j] = sum_{n, h, w} grad[n, f, h, w] * padded_x[n, g(f) * C / groups +
     c, h * stride + i * dilation, ...] (a linalg.generic); grad_bias: the sum
-    of the gradient over batch and space."""
+    of the gradient over batch and space. A 1-D convolution's, as a 2-D
+    one's of height 1."""
+    if len(x.shape) == 3 and len(w.shape) == 3 and not transposed:
+        x4, w4, stride, padding, dilation = _unit_height(e, x, w, stride, padding, dilation)
+        g4 = e.reshape(grad, [grad.shape[0], grad.shape[1], 1, grad.shape[2]])
+        gx, gw, gb = _convolution_backward(e, g4, x4, w4, bias_sizes, stride, padding,
+                                           dilation, transposed, output_padding, groups,
+                                           output_mask)
+        return (e.reshape(gx, x.shape) if gx is not None else None,
+                e.reshape(gw, w.shape) if gw is not None else None, gb)
     (sh, sw), (ph, pw), (dh, dw) = _conv_form(x, w, stride, padding, dilation, transposed,
                                               output_padding, groups)
     n, c, hx, wx = x.shape
@@ -2009,6 +2059,7 @@ def ops():
         # decomposed into the ops above)
         aten.native_layer_norm.default: _layer_norm,
         aten.native_group_norm.default: _group_norm,
+        aten._weight_norm_interface_backward.default: _weight_norm_backward,
         aten._softmax.default: lambda e, x, dim, half_to_float=False: _softmax(e, x, dim),
         aten.gelu.default: _gelu,
         aten.gelu_backward.default: _gelu_backward,

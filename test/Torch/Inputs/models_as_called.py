@@ -108,3 +108,45 @@ def swin_v2(dropout=0.1):
                           block=SwinTransformerBlockV2, downsample_layer=PatchMergingV2)
     return zoo.Classifier(net), zoo._images(2, 32, 10)
 
+
+class AudioClassifier(nn.Module):
+    """Wav2Vec2ForSequenceClassification's forward without the output
+    capturing hooks transformers installs around Wav2Vec2Model.forward
+    (torch.compile cannot trace their lock): the feature encoder, the
+    feature projection, the encoder, the projector, mean pooling, the
+    classifier and cross-entropy against the labels."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, input_values, labels):
+        w = self.net.wav2vec2
+        features = w.feature_extractor(input_values).transpose(1, 2)
+        hidden, _ = w.feature_projection(features)
+        hidden = w.encoder(hidden).last_hidden_state
+        logits = self.net.classifier(self.net.projector(hidden).mean(dim=1))
+        return nn.functional.cross_entropy(logits, labels)
+
+
+def wav2vec2(dropout=0.1):
+    """wav2vec2's audio encoder: strided 1-D convolutions with group norm
+    (feat_extract_norm="group") and GELU on the raw signal, the grouped
+    positional convolution (weight norm), two transformer layers, width
+    32, on 2 x 400 samples; no time masking."""
+    import transformers
+    torch.manual_seed(0)
+    config = transformers.Wav2Vec2Config(
+        hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+        conv_dim=(16, 16), conv_stride=(5, 2), conv_kernel=(10, 3),
+        num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4, mask_time_prob=0.0,
+        hidden_dropout=dropout, attention_dropout=dropout, activation_dropout=dropout,
+        feat_proj_dropout=dropout, layerdrop=0.0, num_labels=4, classifier_proj_size=16)
+    config._attn_implementation = "eager"
+    net = transformers.Wav2Vec2ForSequenceClassification(config)
+    net.train()
+    # The feature encoder sets requires_grad on the raw signal (for
+    # reentrant checkpointing), which torch.compile does not trace; its
+    # parameters still require grad without it.
+    net.wav2vec2.feature_extractor._requires_grad = False
+    return AudioClassifier(net), (torch.randn(2, 400), torch.randint(0, 4, (2,)))
