@@ -782,15 +782,12 @@ def _abs(e, a):
 
 
 def _sign(e, a):
-    """-1, 0 or 1 in a's element type (0 for a float zero of either sign,
-    NaN for NaN, as torch.sign)."""
+    """(a > 0) - (a < 0) in a's element type, as PyTorch's CPU kernel
+    computes it: 0 for a float zero of either sign and for NaN."""
     if a.dtype == "i1":
         return a
     one = e.select(e.cmp("ogt", a, 0), 1, 0)
-    minus = e.select(e.cmp("olt", a, 0), -1, one)
-    if not is_float(a.dtype):
-        return e.convert(minus, a.dtype)
-    return e.select(e.cmp("uno", a, a), a, e.convert(minus, a.dtype))
+    return e.convert(e.select(e.cmp("olt", a, 0), -1, one), a.dtype)
 
 
 def _fmod(e, a, b):
