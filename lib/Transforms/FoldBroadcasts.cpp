@@ -49,7 +49,15 @@ struct FoldBroadcastIntoGeneric : OpRewritePattern<linalg::GenericOp> {
       if (!broadcast || !broadcast.hasPureTensorSemantics())
         continue;
       unsigned index = input->getOperandNumber();
-      maps[index] = foldIntoMap(maps[index], broadcast);
+      AffineMap unfolded = maps[index];
+      maps[index] = foldIntoMap(unfolded, broadcast);
+      // A loop dimension that only this operand's broadcast dimensions
+      // index (a cumsum's reduction over a broadcast axis) would be left
+      // with no extent: keep that broadcast.
+      if (!inversePermutation(concatAffineMaps(maps, op.getContext()))) {
+        maps[index] = unfolded;
+        continue;
+      }
       folds.push_back({input, broadcast.getInput()});
     }
     if (folds.empty())

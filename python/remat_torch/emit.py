@@ -60,18 +60,34 @@ def mlir_dtype(torch_dtype):
     return types[torch_dtype]
 
 
+def _category(dtype):
+    """PyTorch's type categories, ordered: boolean, integer, float."""
+    return 0 if dtype == "i1" else 2 if is_float(dtype) else 1
+
+
+def _widest(dtypes):
+    return max(dtypes, key=lambda d: (_category(d), 64 if is_float(d) else INT_BITS[d]))
+
+
 def promote(*xs):
     """The element type of an elementwise op on `xs` (Values and Python
-    numbers), by PyTorch's rules: a float operand makes it float, else the
-    widest integer; a Python float with integer tensors makes it float."""
-    dtypes = [x.dtype for x in xs if isinstance(x, Value)]
-    if any(is_float(d) for d in dtypes):
-        return "f32"
-    if any(isinstance(x, float) for x in xs):
-        return "f32"
-    if not dtypes:
-        return "f32"
-    return max(dtypes, key=lambda d: INT_BITS[d])
+    numbers), by PyTorch's rules (torch.result_type): the widest of the
+    tensors with dimensions; a zero-dimensional tensor, then a Python
+    number, counts only where its category (boolean < integer < float) is
+    higher than theirs, a Python int then giving int64 and a float
+    float32 (a boolean mask times 8 is int64, an int32 tensor plus an int64
+    scalar tensor stays int32)."""
+    result = None
+    values = [x for x in xs if isinstance(x, Value)]
+    numbers = ["i1" if isinstance(x, bool) else "f32" if isinstance(x, float) else "i64"
+               for x in xs if not isinstance(x, Value) and x is not None]
+    for group in ([v.dtype for v in values if v.shape], [v.dtype for v in values
+                                                         if not v.shape], numbers):
+        if group:
+            widest = _widest(group)
+            if result is None or _category(widest) > _category(result):
+                result = widest
+    return result or "f32"
 
 
 class Value:
@@ -631,6 +647,49 @@ def _layer_norm(e, x, normalized_shape, weight, bias, eps):
     return out, mean, rstd
 
 
+def _group_norm(e, x, weight, bias, n, c, hxw, group, eps):
+    """native_group_norm over x [N, C, *]: each sample's channels in
+    `group` groups of C / group, normalized over the group's channels and
+    positions (biased variance), then scaled and shifted per channel.
+    Returns (out, mean [N, group], rstd [N, group]), what its decomposed
+    backward reads."""
+    if x.shape[:2] != (n, c) or c % group or x.numel != n * c * hxw:
+        raise UnsupportedOp(f"group norm of {list(x.shape)} with N={n}, C={c}, "
+                            f"HxW={hxw}, group={group}")
+    grouped = e.reshape(x, [n, group, (c // group) * hxw])
+    size = (c // group) * hxw
+    mean = e.binary("mulf", e.reduce(grouped, [2]), 1.0 / size)
+    centered = e.binary("subf", grouped, e.reshape(mean, [n, group, 1]))
+    var = e.binary("mulf", e.reduce(e.binary("mulf", centered, centered), [2]), 1.0 / size)
+    rstd = e.unary("math.rsqrt", e.binary("addf", var, float(eps)))
+    out = e.reshape(e.binary("mulf", centered, e.reshape(rstd, [n, group, 1])), x.shape)
+    per_channel = [c] + [1] * (len(x.shape) - 2)
+    if weight is not None:
+        out = e.binary("mulf", out, e.reshape(weight, per_channel))
+    if bias is not None:
+        out = e.binary("addf", out, e.reshape(bias, per_channel))
+    return out, mean, rstd
+
+
+def _weight_norm_backward(e, grad_w, v, g, norms, dim):
+    """The gradients of weight norm w = v * g / ||v|| (norms over every
+    dimension but `dim`, in g's shape), as PyTorch's fused kernel computes
+    them: grad_g = sum(grad_w * v) / norms, grad_v = g / norms * (grad_w -
+    v * grad_g / norms)."""
+    rank = len(v.shape)
+    dim %= rank
+    if list(g.shape) != [v.shape[i] if i == dim else 1 for i in range(rank)] or \
+            g.shape != norms.shape:
+        raise UnsupportedOp(f"weight norm backward of v {list(v.shape)}, g "
+                            f"{list(g.shape)}, norms {list(norms.shape)}")
+    axes = [i for i in range(rank) if i != dim]
+    grad_g = e.binary("divf", e.reduce(e.binary("mulf", grad_w, v), axes, keepdim=True),
+                      norms)
+    grad_v = e.binary("mulf", e.binary("divf", g, norms), e.binary(
+        "subf", grad_w, e.binary("mulf", v, e.binary("divf", grad_g, norms))))
+    return grad_v, grad_g
+
+
 def _softmax(e, x, dim):
     mx = e.reduce(x, [dim], "max", keepdim=True)
     ex = e.unary("math.exp", e.binary("subf", x, mx))
@@ -710,6 +769,74 @@ def _neg(e, a):
     return e.binary("subf", 0, a)
 
 
+def _abs(e, a):
+    """|a| in a's element type (math.absi on integers: an integer's abs
+    stays an integer, as T5's relative positions do); a boolean is its own."""
+    if a.dtype == "i1":
+        return a
+    if is_float(a.dtype):
+        return e.unary("math.absf", a)
+    out = e.new(a.shape, a.dtype)
+    e.emit(f"  {out.name} = math.absi {a.name}{e.ATTRS} : {out.type}", out.name)
+    return out
+
+
+def _sign(e, a):
+    """(a > 0) - (a < 0) in a's element type, as PyTorch's CPU kernel
+    computes it: 0 for a float zero of either sign and for NaN."""
+    if a.dtype == "i1":
+        return a
+    one = e.select(e.cmp("ogt", a, 0), 1, 0)
+    return e.convert(e.select(e.cmp("olt", a, 0), -1, one), a.dtype)
+
+
+def _fmod(e, a, b):
+    """a - trunc(a / b) * b, the sign of a (C's fmod; arith.remf on floats,
+    arith.remsi on integers)."""
+    dtype = promote(a, b)
+    if dtype == "i1":
+        raise UnsupportedOp("fmod of booleans")
+    shape = broadcast_shape(*[x.shape for x in (a, b) if isinstance(x, Value)])
+    a, b = e.operand(a, shape, dtype), e.operand(b, shape, dtype)
+    out = e.new(shape, dtype)
+    op = "remf" if is_float(dtype) else "remsi"
+    e.emit(f"  {out.name} = arith.{op} {a.name}, {b.name}{e.ATTRS} : {out.type}", out.name)
+    return out
+
+
+def _remainder(e, a, b):
+    """a - floor(a / b) * b, the sign of b (Python's %): fmod, plus b where
+    that is nonzero and of the other sign than b, as PyTorch's kernel
+    computes it."""
+    r = _fmod(e, a, b)
+    if isinstance(b, Value):
+        wrong = e.binary("andi", e.cmp("ne", r, 0), e.cmp("ne", e.cmp("olt", r, 0),
+                                                          e.cmp("olt", b, 0)))
+    else:
+        wrong = e.cmp("ogt", r, 0) if b < 0 else e.cmp("olt", r, 0)
+    return e.select(wrong, e.binary("addf", r, b), r)
+
+
+def _div_mode(e, a, b, rounding_mode=None):
+    """a / b rounded toward zero ("trunc") or down ("floor"); integers
+    stay integers (arith.divsi, arith.floordivsi)."""
+    if rounding_mode is None:
+        return e.binary("divf", a, b)
+    if rounding_mode not in ("trunc", "floor"):
+        raise UnsupportedOp(f"div with rounding_mode={rounding_mode!r}")
+    dtype = promote(a, b)
+    if dtype == "i1":
+        raise UnsupportedOp("div of booleans with a rounding mode")
+    if is_float(dtype):
+        return e.unary(f"math.{rounding_mode}", e.binary("divf", a, b))
+    shape = broadcast_shape(*[x.shape for x in (a, b) if isinstance(x, Value)])
+    a, b = e.operand(a, shape, dtype), e.operand(b, shape, dtype)
+    out = e.new(shape, dtype)
+    op = "divsi" if rounding_mode == "trunc" else "floordivsi"
+    e.emit(f"  {out.name} = arith.{op} {a.name}, {b.name}{e.ATTRS} : {out.type}", out.name)
+    return out
+
+
 def _logical_not(e, a):
     return e.cmp("eq", e.convert(a, "i1"), False)
 
@@ -747,6 +874,49 @@ def _arange(e, start, end=None, step=1, **kw):
     if not values:
         raise UnsupportedOp("an empty arange")
     return e.constant(values, dtype) if len(values) > 1 else e.splat(values[0], [1], dtype)
+
+
+def _cumsum(e, x, dim, dtype=None):
+    """out[..., i, ...] = x[..., 0, ...] + ... + x[..., i, ...] along `dim`,
+    added in that order as PyTorch's CPU kernel adds them, float32 in a
+    float64 accumulator rounded once per element (its acc_type): a
+    linalg.generic whose reduction over j adds x[..., j, ...] where j <= i,
+    quadratic in the axis but one fixed order, so a recomputed cumsum is
+    bit-identical. Integers and booleans sum as int64 unless `dtype` says
+    otherwise. Its backward (cumsum_backward) comes decomposed: flip,
+    cumsum, flip."""
+    target = mlir_dtype(dtype) if dtype is not None else e.result_dtype or (
+        x.dtype if is_float(x.dtype) else "i64")
+    if is_float(target) and target != "f32":
+        raise UnsupportedOp(f"cumsum to {target}")
+    x = e.convert(x, target)
+    if not x.shape:
+        return x
+    rank = len(x.shape)
+    dim %= rank
+    acc = "f64" if is_float(target) else target
+    source = ", ".join(f"d{rank}" if i == dim else f"d{i}" for i in range(rank))
+    ident = ", ".join(f"d{i}" for i in range(rank))
+
+    def body(a, fresh):
+        value, total = a
+        op = _Payload(fresh)
+        if acc != target:
+            value = op(f"arith.extf {value} : {target} to {acc}")
+        le = op(f"arith.cmpi ule, {op(f'linalg.index {rank} : index')}, "
+                f"{op(f'linalg.index {dim} : index')} : index")
+        added = op(f"arith.{'addf' if is_float(acc) else 'addi'} {total}, {value} : {acc}")
+        result = op(f"arith.select {le}, {added}, {total} : {acc}")
+        return op.text(), result
+
+    sums = e.generic([x], [source, ident], x.shape, ["parallel"] * rank + ["reduction"],
+                     body, init=e.filled(x.shape, 0, acc))
+    if acc == target:
+        return sums
+    out = e.new(x.shape, target, "cs")
+    e.emit(f"  {out.name} = arith.truncf {sums.name}{e.ATTRS} : {sums.type} to {out.type}",
+           out.name)
+    return out
 
 
 class _Payload:
@@ -889,10 +1059,18 @@ def _index_put(e, dest, indices, values, accumulate=False):
 
 
 def _index_select(e, a, dim, index):
+    """a's slices along `dim` that the 1-D (or scalar) `index` names: rows
+    of a table as an embedding, else advanced indexing with the index at
+    `dim` (torch.roll's decomposition reads a rotated arange)."""
     dim %= len(a.shape)
+    if len(index.shape) > 1:
+        raise UnsupportedOp(f"index_select with a {len(index.shape)}-D index")
     if dim == 0 and len(a.shape) == 2 and len(index.shape) == 1:
         return _embedding(e, a, index)
-    raise UnsupportedOp(f"index_select along dimension {dim} of a {len(a.shape)}-D tensor")
+    flat = e.reshape(index, [index.numel])
+    out = _index_tensor(e, a, [None] * dim + [flat])
+    return e.reshape(out, [d if i != dim else index.numel for i, d in enumerate(a.shape)]
+                     if index.shape else [d for i, d in enumerate(a.shape) if i != dim])
 
 
 def _pow(e, a, exponent):
@@ -1044,13 +1222,15 @@ def _getitem(e, t, i):
 
 
 def _conv_form(x, w, stride, padding, dilation, transposed, output_padding, groups):
-    """The 2-D convolutions mapped: NCHW, any stride, dilation, padding and
-    groups (depthwise included), not transposed. Returns (stride, padding,
+    """The 2-D convolutions mapped (1-D ones become 2-D ones of height 1):
+    NCHW, any stride, dilation, padding and groups (depthwise included), not
+    transposed. Returns (stride, padding,
     dilation) as pairs."""
-    if len(x.shape) != 4:
-        raise UnsupportedOp(f"a {len(x.shape) - 2}-D convolution (only 2-D, NCHW)")
     if transposed:
         raise UnsupportedOp("a transposed convolution")
+    if len(x.shape) != 4:
+        raise UnsupportedOp(f"a {len(x.shape) - 2}-D convolution (only 1-D and 2-D, NCL "
+                            f"and NCHW)")
     pair = lambda v: [v, v] if isinstance(v, int) else list(v)  # noqa: E731
     stride, padding, dilation = pair(stride), pair(padding), pair(dilation)
     if len(stride) != 2 or len(padding) != 2 or len(dilation) != 2 or \
@@ -1062,8 +1242,28 @@ def _conv_form(x, w, stride, padding, dilation, transposed, output_padding, grou
     return stride, padding, dilation
 
 
+def _unit_height(e, x, w, stride, padding, dilation):
+    """A 1-D convolution's input [N, C, L] and weight [F, C / groups, K] as
+    a 2-D one's of height 1, and its stride, padding and dilation as pairs
+    (1, 0 and 1 along the height)."""
+    one = lambda v, unit: [unit, v if isinstance(v, int) else v[0]]  # noqa: E731
+    for v in (stride, padding, dilation):
+        if not isinstance(v, int) and len(v) != 1:
+            raise UnsupportedOp(f"a 1-D convolution with stride {stride}, padding "
+                                f"{padding}, dilation {dilation}")
+    return (e.reshape(x, [x.shape[0], x.shape[1], 1, x.shape[2]]),
+            e.reshape(w, [w.shape[0], w.shape[1], 1, w.shape[2]]),
+            one(stride, 1), one(padding, 0), one(dilation, 1))
+
+
 def _convolution(e, x, w, bias, stride, padding, dilation, transposed, output_padding,
                  groups):
+    """A 2-D convolution; a 1-D one as a 2-D one of height 1."""
+    if len(x.shape) == 3 and len(w.shape) == 3 and not transposed:
+        x4, w4, stride, padding, dilation = _unit_height(e, x, w, stride, padding, dilation)
+        out = _convolution(e, x4, w4, bias, stride, padding, dilation, transposed,
+                           output_padding, groups)
+        return e.reshape(out, [out.shape[0], out.shape[1], out.shape[3]])
     (sh, sw), (ph, pw), (dh, dw) = _conv_form(x, w, stride, padding, dilation, transposed,
                                               output_padding, groups)
     out = e.conv2d(e.pad(x, [0, 0, ph, pw]), w, (sh, sw), (dh, dw), groups)
@@ -1094,7 +1294,16 @@ def _convolution_backward(e, grad, x, w, bias_sizes, stride, padding, dilation,
     dimensions and its channels swapped within each group; grad_weight[f, c,
     i, j] = sum_{n, h, w} grad[n, f, h, w] * padded_x[n, g(f) * C / groups +
     c, h * stride + i * dilation, ...] (a linalg.generic); grad_bias: the sum
-    of the gradient over batch and space."""
+    of the gradient over batch and space. A 1-D convolution's, as a 2-D
+    one's of height 1."""
+    if len(x.shape) == 3 and len(w.shape) == 3 and not transposed:
+        x4, w4, stride, padding, dilation = _unit_height(e, x, w, stride, padding, dilation)
+        g4 = e.reshape(grad, [grad.shape[0], grad.shape[1], 1, grad.shape[2]])
+        gx, gw, gb = _convolution_backward(e, g4, x4, w4, bias_sizes, stride, padding,
+                                           dilation, transposed, output_padding, groups,
+                                           output_mask)
+        return (e.reshape(gx, x.shape) if gx is not None else None,
+                e.reshape(gw, w.shape) if gw is not None else None, gb)
     (sh, sw), (ph, pw), (dh, dw) = _conv_form(x, w, stride, padding, dilation, transposed,
                                               output_padding, groups)
     n, c, hx, wx = x.shape
@@ -1770,6 +1979,9 @@ def ops():
         aten.mul.Scalar: lambda e, a, b: e.binary("mulf", a, b),
         aten.div.Tensor: lambda e, a, b: e.binary("divf", a, b),
         aten.div.Scalar: lambda e, a, b: e.binary("divf", a, b),
+        aten.div.Tensor_mode: _div_mode, aten.div.Scalar_mode: _div_mode,
+        aten.fmod.Scalar: _fmod, aten.fmod.Tensor: _fmod,
+        aten.remainder.Scalar: _remainder, aten.remainder.Tensor: _remainder,
         aten.neg.default: _neg,
         aten.pow.Tensor_Scalar: _pow,
         aten.exp.default: lambda e, a: e.unary("math.exp", a),
@@ -1789,7 +2001,8 @@ def ops():
         aten.silu.default: lambda e, a: e.binary("mulf", a, _sigmoid(e, a)),
         aten.silu_backward.default: _silu_backward,
         aten.erf.default: lambda e, a: e.unary("math.erf", a),
-        aten.abs.default: lambda e, a: e.unary("math.absf", a),
+        aten.abs.default: _abs,
+        aten.sign.default: _sign,
         aten.sin.default: lambda e, a: e.unary("math.sin", a),
         aten.cos.default: lambda e, a: e.unary("math.cos", a),
         aten.reciprocal.default: lambda e, a: e.binary("divf", 1.0, a),
@@ -1804,6 +2017,7 @@ def ops():
         aten.arange.start_step: _arange,
         aten.arange.start: _arange,
         aten.arange.default: _arange,
+        aten.cumsum.default: _cumsum,
         aten.select.int: _select_int,
         aten.embedding.default: _embedding,
         aten.embedding_dense_backward.default: _embedding_dense_backward,
@@ -1841,6 +2055,8 @@ def ops():
         # composites kept by the core ATen decompositions (their backwards are
         # decomposed into the ops above)
         aten.native_layer_norm.default: _layer_norm,
+        aten.native_group_norm.default: _group_norm,
+        aten._weight_norm_interface_backward.default: _weight_norm_backward,
         aten._softmax.default: lambda e, x, dim, half_to_float=False: _softmax(e, x, dim),
         aten.gelu.default: _gelu,
         aten.gelu_backward.default: _gelu_backward,

@@ -24,11 +24,15 @@
    like PyTorch's, so its distance is another draw of the same spread. A
    wrong mapping is off by far more: 1e-2 to 1.
 
-3. With --arena-bound R: in 1, each step's memory plan (-remat-report) has an
+3. With --peak: in 2, each step's static peak (-remat-report's memory plan)
+   equals the peak the generated code's allocator measures (remat-run
+   --stats), to the byte.
+
+4. With --arena-bound R: in 1, each step's memory plan (-remat-report) has an
    arena of at most R times the most bytes its buffers hold live at once (the
    zoo's blocks: 1.05, issue 17).
 
-Usage: check_torch.py REMAT_OPT REMAT_RUN FACTORY WORKDIR [--arena-bound R]
+Usage: check_torch.py REMAT_OPT REMAT_RUN FACTORY WORKDIR [--arena-bound R] [--peak]
 FACTORY as remat-torch-export takes it (remat_torch.zoo:mlp). Prints one line
 per policy and check; exits 1 on the first failure.
 """
@@ -42,6 +46,7 @@ import numpy as np
 remat_opt, remat_run, factory, workdir = sys.argv[1:5]
 ARENA_BOUND = (float(sys.argv[sys.argv.index("--arena-bound") + 1])
                if "--arena-bound" in sys.argv else None)
+PEAK = "--peak" in sys.argv
 name = factory.rpartition(":")[2]
 TOLERANCE = 1e-4
 # An output farther than TOLERANCE from eager float32 passes within this
@@ -98,14 +103,19 @@ def opt(out, src, passes):
     return out
 
 
-def arena_ratio(step):
-    """The step's planned arena over the most bytes its buffers hold live at
-    once (-remat-report's plan)."""
+def report_totals(step):
+    """-remat-report's totals of the step (its memory plan)."""
     r = subprocess.run([remat_opt, step, "-remat-report=format=json", "-o", os.devnull],
                        capture_output=True, text=True)
     if r.returncode != 0:
         fail(f"remat-report {os.path.basename(step)} failed\n{r.stderr}")
-    totals = json.loads(r.stdout)["functions"][0]["totals"]
+    return json.loads(r.stdout)["functions"][0]["totals"]
+
+
+def arena_ratio(step):
+    """The step's planned arena over the most bytes its buffers hold live at
+    once (-remat-report's plan)."""
+    totals = report_totals(step)
     return totals["arena_bytes"] / max(1, totals["arena_max_live_bytes"])
 
 
@@ -114,17 +124,19 @@ def has_loops(step):
         return "scf.for" in f.read()
 
 
-def run(step, inputs, outdir, outputs):
+def run(step, inputs, outdir, outputs, stats=None):
     # -O0: on a whole network LLVM's -O3 compile, not the step, is most of
     # each run (ResNet-18: 12 s at -O3, 3 s at -O0); every run of one check
     # compiles at the same level, and the kernels (BLAS, convolutions) are
     # the runtime's either way.
     os.makedirs(outdir, exist_ok=True)
     cmd = [remat_run, step, "--opt-level", "0", "--inputs", ",".join(inputs),
-           "--outputs", outdir]
+           "--outputs", outdir] + (["--stats"] if stats is not None else [])
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         fail(f"{os.path.basename(step)}: remat-run failed\n{r.stdout}{r.stderr}")
+    if stats is not None:
+        stats.update(json.loads(r.stdout.strip().splitlines()[-1]))
     return [os.path.join(outdir, f"out{i}.npy") for i in range(len(outputs))]
 
 
@@ -199,7 +211,13 @@ if refs64:
 for policy in EAGER_POLICIES:
     passes = [] if policy == "none" else POLICIES[policy]
     step = opt(os.path.join(d, f"{policy}.mlir"), src, passes + (AFTER if passes else []))
-    outs = run(step, m["inputs"], os.path.join(d, f"out-{policy}"), m["outputs"])
+    stats = {} if PEAK else None
+    outs = run(step, m["inputs"], os.path.join(d, f"out-{policy}"), m["outputs"], stats)
+    if PEAK:
+        static = report_totals(step)["static_peak_bytes"]
+        if static != stats["peak_bytes"]:
+            fail(f"{policy}: static peak {static} bytes, measured {stats['peak_bytes']}")
+        print(f"{name} {policy}: static peak == measured peak ({static} bytes)")
     got = [np.load(p) for p in outs]
     for out, value, ref in zip(m["outputs"], got, refs):
         if value.shape != ref.shape:

@@ -53,3 +53,24 @@ func.func @kept(%x: tensor<4x16xf32>, %b: tensor<16xf32>) -> tensor<4x4xf32> {
   %y = linalg.matmul ins(%x, %bb : tensor<4x16xf32>, tensor<16x4xf32>) outs(%z : tensor<4x4xf32>) -> tensor<4x4xf32>
   return %y : tensor<4x4xf32>
 }
+
+// -----
+
+// Checks that a broadcast whose dimensions alone give a loop its extent
+// (the reduction d1 of a cumsum along the broadcast axis) stays: folded,
+// the generic would have a loop of no size.
+// CHECK-LABEL: func.func @sole_extent(
+// CHECK:         %[[B:.*]] = linalg.broadcast
+// CHECK:         linalg.generic
+// CHECK-SAME:      ins(%[[B]] : tensor<2x7xf32>)
+func.func @sole_extent(%x: tensor<7xf32>) -> tensor<2x7xf32> {
+  %e = tensor.empty() : tensor<2x7xf32>
+  %b = linalg.broadcast ins(%x : tensor<7xf32>) outs(%e : tensor<2x7xf32>) dimensions = [0]
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%b : tensor<2x7xf32>) outs(%e : tensor<2x7xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %0 = arith.addf %a, %o : f32
+    linalg.yield %0 : f32
+  } -> tensor<2x7xf32>
+  return %y : tensor<2x7xf32>
+}

@@ -9,7 +9,7 @@ class Model(torch.nn.Module):
 
     def forward(self, x):
         def layer(h, w):
-            return torch.cumsum(h @ w, dim=1), ()
+            return torch.cummax(h @ w, dim=1).values, ()
         return scan(layer, x, self.W)[0].square().mean()
 
 

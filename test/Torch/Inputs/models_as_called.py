@@ -1,0 +1,152 @@
+"""Small transformers, timm and torchvision models, random weights, called
+the way their users call them in training (issue 44's second battery): a
+causal LM on token ids with labels and no attention mask (OPT's position
+ids and GPT-2's packed-sequence detection are cumsums), T5 with labels
+(integer relative-position buckets), PoolFormer (group norm), Swin V2
+(shifted windows: roll) and wav2vec2's audio encoder (1-D convolutions,
+group norm). Each factory takes `dropout` as the zoo's do."""
+import torch
+import torch.nn as nn
+
+from remat_torch import zoo
+
+
+class CausalLM(nn.Module):
+    """The loss a causal LM computes from its labels, no attention mask."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, input_ids, labels):
+        return self.net(input_ids=input_ids, labels=labels).loss
+
+
+def _causal_lm(config, model, dropout, dropouts, **kw):
+    import transformers
+    torch.manual_seed(0)
+    config = getattr(transformers, config)(vocab_size=96, bos_token_id=1, eos_token_id=2,
+                                           pad_token_id=0, **{d: dropout for d in dropouts},
+                                           **kw)
+    config._attn_implementation = "eager"
+    config.use_cache = False
+    net = getattr(transformers, model)(config)
+    net.loss_type = "ForCausalLM"
+    net.train()
+    ids = torch.randint(3, 96, (2, 16))
+    return CausalLM(net), (ids, ids.clone())
+
+
+def opt(dropout=0.1):
+    """OPT: its learned positions are the attention mask's cumsum."""
+    return _causal_lm("OPTConfig", "OPTForCausalLM", dropout, ("dropout", "attention_dropout"),
+                      hidden_size=32, num_hidden_layers=2, ffn_dim=64, num_attention_heads=2,
+                      max_position_embeddings=64, word_embed_proj_dim=32)
+
+
+def gpt2(dropout=0.1):
+    """GPT-2 without an attention mask: transformers looks for packed
+    sequences in the position ids (a cumsum of where they restart)."""
+    return _causal_lm("GPT2Config", "GPT2LMHeadModel", dropout,
+                      ("resid_pdrop", "embd_pdrop", "attn_pdrop"), n_embd=32, n_layer=2,
+                      n_head=2, n_positions=64)
+
+
+class Seq2SeqLM(nn.Module):
+    """The loss an encoder-decoder computes from its labels (the decoder's
+    inputs are the labels shifted right), no attention masks."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, input_ids, labels):
+        return self.net(input_ids=input_ids, labels=labels).loss
+
+
+def t5(dropout=0.1):
+    """T5: relative-position buckets in integer arithmetic (abs, min,
+    where, log of the positions converted to float), bidirectional in the
+    encoder, causal in the decoder."""
+    import transformers
+    torch.manual_seed(0)
+    config = transformers.T5Config(vocab_size=96, d_model=32, d_kv=16, d_ff=64, num_layers=2,
+                                   num_heads=2, relative_attention_num_buckets=8,
+                                   relative_attention_max_distance=16, dropout_rate=dropout,
+                                   decoder_start_token_id=0, pad_token_id=0, use_cache=False)
+    config._attn_implementation = "eager"
+    net = transformers.T5ForConditionalGeneration(config)
+    net.train()
+    return Seq2SeqLM(net), (torch.randint(1, 96, (2, 16)), torch.randint(1, 96, (2, 12)))
+
+
+def poolformer(dropout=0.1):
+    """timm's PoolFormer (MetaFormer with pooling token mixers and
+    GroupNorm1, PoolFormer-S12's layout at one block a stage, widths 8 to
+    32) on 32x32 images."""
+    from timm.models.metaformer import GroupNorm1, MetaFormer, Pooling
+    torch.manual_seed(0)
+    net = MetaFormer(depths=(1, 1, 1, 1), dims=(8, 16, 24, 32), token_mixers=Pooling,
+                     norm_layers=GroupNorm1, num_classes=10, use_mlp_head=False,
+                     downsample_norm=None, layer_scale_init_values=1e-5,
+                     res_scale_init_values=None, drop_rate=dropout, drop_path_rate=dropout)
+    return zoo.Classifier(net), zoo._images(2, 32, 10)
+
+
+def swin_v2(dropout=0.1):
+    """torchvision's Swin V2 (scaled cosine attention, log-spaced
+    continuous position bias, res-post-norm), embedding width 16, 4x4
+    windows on 32x32 images, two blocks in its first stage, the second of
+    them shifted (torch.roll, whose decomposition indexes with an arange
+    mod the size), one in its second."""
+    from torchvision.models.swin_transformer import (PatchMergingV2, SwinTransformer,
+                                                     SwinTransformerBlockV2)
+    torch.manual_seed(0)
+    net = SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 1], num_heads=[2, 2],
+                          window_size=[4, 4], num_classes=10, dropout=dropout,
+                          attention_dropout=dropout, stochastic_depth_prob=dropout,
+                          block=SwinTransformerBlockV2, downsample_layer=PatchMergingV2)
+    return zoo.Classifier(net), zoo._images(2, 32, 10)
+
+
+class AudioClassifier(nn.Module):
+    """Wav2Vec2ForSequenceClassification's forward without the output
+    capturing hooks transformers installs around Wav2Vec2Model.forward
+    (torch.compile cannot trace their lock): the feature encoder, the
+    feature projection, the encoder, the projector, mean pooling, the
+    classifier and cross-entropy against the labels."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, input_values, labels):
+        w = self.net.wav2vec2
+        features = w.feature_extractor(input_values).transpose(1, 2)
+        hidden, _ = w.feature_projection(features)
+        hidden = w.encoder(hidden).last_hidden_state
+        logits = self.net.classifier(self.net.projector(hidden).mean(dim=1))
+        return nn.functional.cross_entropy(logits, labels)
+
+
+def wav2vec2(dropout=0.1):
+    """wav2vec2's audio encoder: strided 1-D convolutions with group norm
+    (feat_extract_norm="group") and GELU on the raw signal, the grouped
+    positional convolution (weight norm), two transformer layers, width
+    32, on 2 x 400 samples; no time masking."""
+    import transformers
+    torch.manual_seed(0)
+    config = transformers.Wav2Vec2Config(
+        hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+        conv_dim=(16, 16), conv_stride=(5, 2), conv_kernel=(10, 3),
+        num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4, mask_time_prob=0.0,
+        hidden_dropout=dropout, attention_dropout=dropout, activation_dropout=dropout,
+        feat_proj_dropout=dropout, layerdrop=0.0, num_labels=4, classifier_proj_size=16)
+    config._attn_implementation = "eager"
+    net = transformers.Wav2Vec2ForSequenceClassification(config)
+    net.train()
+    # The feature encoder sets requires_grad on the raw signal (for
+    # reentrant checkpointing), which torch.compile does not trace; its
+    # parameters still require grad without it.
+    net.wav2vec2.feature_extractor._requires_grad = False
+    return AudioClassifier(net), (torch.randn(2, 400), torch.randint(0, 4, (2,)))
