@@ -806,33 +806,23 @@ def _embedding(e, weight, indices, padding_idx=-1, scale_grad_by_freq=False,
 def _scatter_add_rows(e, dest, index, values, skip=None):
     """dest + the rows of `values` added at the rows `index` names:
     out[v, ...] = dest[v, ...] + sum over positions p with index[p] == v
-    (and v != skip) of values[p, ...], a linalg.generic reduction over the
-    positions, which adds in a fixed order (PyTorch's CPU kernels add in
-    position order too)."""
+    (and v != skip) of values[p, ...], in position order (PyTorch's CPU
+    kernels add in position order too): a remat.scatter_add_rows, which
+    lowers to a loop over the positions per column, in time proportional
+    to the positions rather than to the rows times the positions. An index
+    outside [0, rows), negative ones included, names no row."""
     positions = math.prod(index.shape)
     row = math.prod(dest.shape[1:])
-    values = e.broadcast_to(values, list(index.shape) + list(dest.shape[1:]))
+    values = e.convert(e.broadcast_to(values, list(index.shape) + list(dest.shape[1:])),
+                       dest.dtype)
     flat_idx = e.reshape(e.convert(index, "i64"), [positions])
     flat_values = e.reshape(values, [positions, row])
-
-    def body(a, fresh):
-        ix, g, acc = a
-        v, vi, hit, part, y = (fresh("ix") for _ in range(5))
-        text = (f"{v} = linalg.index 0 : index\n"
-                f"{vi} = arith.index_cast {v} : index to i64\n"
-                f"{hit} = arith.cmpi eq, {ix}, {vi} : i64\n")
-        if skip is not None and skip >= 0:
-            text += (f"{hit}k = arith.constant {skip} : i64\n"
-                     f"{hit}n = arith.cmpi ne, {vi}, {hit}k : i64\n"
-                     f"{hit}b = arith.andi {hit}, {hit}n : i1\n")
-            hit = f"{hit}b"
-        text += (f"{part} = arith.addf {acc}, {g} : f32\n"
-                 f"{y} = arith.select {hit}, {part}, {acc} : f32")
-        return text, y
-
-    out = e.generic([flat_idx, flat_values], ["d2", "d2, d1", "d0, d1"],
-                    [dest.shape[0], row], ["parallel", "parallel", "reduction"], body,
-                    init=e.reshape(dest, [dest.shape[0], row]))
+    flat_dest = e.reshape(dest, [dest.shape[0], row])
+    out = e.new(flat_dest.shape, dest.dtype, "rows")
+    skipped = f" skip {skip}" if skip is not None and skip >= 0 else ""
+    e.emit(f"  {out.name} = remat.scatter_add_rows {flat_values.name} into "
+           f"{flat_dest.name}[{flat_idx.name}]{skipped}{e.ATTRS} : {flat_values.type}, "
+           f"{flat_idx.type} into {flat_dest.type}", out.name)
     return e.reshape(out, dest.shape)
 
 
