@@ -836,15 +836,47 @@ def _embedding_dense_backward(e, grad, indices, num_weights, padding_idx,
     return _scatter_add_rows(e, dest, indices, grad, skip=padding_idx)
 
 
+def _linear_rows(e, ix, dest):
+    """The row of dest reshaped to [its indexed dimensions' product, the
+    rest] that each position of `ix` (index tensors on dest's leading
+    dimensions) names: the indices' row-major linear index, each index
+    counted from the end when negative; -1 (no row) when one is outside
+    its dimension."""
+    sizes = [dest.shape[i] for i in ix.at]
+
+    def body(a, fresh):
+        op = _Payload(fresh)
+        zero = op("arith.constant 0 : i64")
+        flat = inside = None
+        for k, size in enumerate(sizes):
+            n = op(f"arith.constant {size} : i64")
+            w = ix.wrapped(op, a[k], size)
+            ok = op(f"arith.andi {op(f'arith.cmpi sge, {w}, {zero} : i64')}, "
+                    f"{op(f'arith.cmpi slt, {w}, {n} : i64')} : i1")
+            inside = ok if inside is None else op(f"arith.andi {inside}, {ok} : i1")
+            flat = w if flat is None else \
+                op(f"arith.addi {op(f'arith.muli {flat}, {n} : i64')}, {w} : i64")
+        result = op(f"arith.select {inside}, {flat}, {op('arith.constant -1 : i64')} : i64")
+        return op.text(), result
+
+    ident = ", ".join(f"d{i}" for i in range(len(ix.b)))
+    return e.generic(ix.values, [ident] * (len(ix.at) + 1), ix.b,
+                     ["parallel"] * len(ix.b), body, dtype="i64")
+
+
 def _index_put(e, dest, indices, values, accumulate=False):
     """dest with `values` added at the elements dest[i0, i1, ...] names
     (see _AdvancedIndex; the decomposed backward of embedding and of
     advanced indexing). One index tensor on the first dimension adds rows
-    (_scatter_add_rows); otherwise a linalg.generic over dest's elements
+    (_scatter_add_rows; an index outside [0, rows), negative ones included,
+    names no row); index tensors on the leading dimensions add rows of
+    dest reshaped to [their product, the rest] at their linear index
+    (_linear_rows); otherwise a linalg.generic over dest's elements
     that reduces over the index positions in order, adding the values of
-    those that name the element (a negative index counts from the end; one
-    outside its dimension names no element, where PyTorch raises). The
-    overwriting form, whose result with repeated indices PyTorch leaves
+    those that name the element. In the last two a negative index counts
+    from the end and one outside its dimension names no element, where
+    PyTorch raises; all three add each element's terms in position order.
+    The overwriting form, whose result with repeated indices PyTorch leaves
     undefined, is not mapped."""
     if not accumulate:
         raise UnsupportedOp("index_put without accumulate=True")
@@ -855,6 +887,11 @@ def _index_put(e, dest, indices, values, accumulate=False):
     ix = _AdvancedIndex(e, dest.shape, indices)
     rank = len(dest.shape)
     values = e.convert(e.broadcast_to(values, ix.shape), dest.dtype)
+    if ix.at == list(range(len(ix.at))) and ix.b:
+        k = len(ix.at)
+        rows = e.reshape(dest, [math.prod(dest.shape[:k])] + list(dest.shape[k:]))
+        out = _scatter_add_rows(e, rows, _linear_rows(e, ix, dest), values)
+        return e.reshape(out, dest.shape)
     # Loop dimensions: d0 ... over dest's elements, then one per dimension
     # of the index positions (reductions, in row-major order).
     bdims = [f"d{rank + j}" for j in range(len(ix.b))]
