@@ -836,6 +836,21 @@ def _embedding_dense_backward(e, grad, indices, num_weights, padding_idx,
     return _scatter_add_rows(e, dest, indices, grad, skip=padding_idx)
 
 
+def _index_add(e, dest, dim, index, source, alpha=1):
+    """dest with source's slices along `dim` added at the slices `index`
+    names, in position order (PyTorch's CPU kernel's order): along the
+    first dimension rows (_scatter_add_rows; an index outside [0, rows)
+    names no row, where PyTorch raises); alpha scales source first."""
+    if dim % len(dest.shape) != 0 or len(index.shape) != 1:
+        raise UnsupportedOp(f"index_add along dimension {dim} of a "
+                            f"{len(dest.shape)}-D tensor")
+    if not is_float(dest.dtype):
+        raise UnsupportedOp(f"index_add into a {dest.dtype} tensor")
+    if alpha != 1:
+        source = e.binary("mulf", source, float(alpha))
+    return _scatter_add_rows(e, dest, index, source)
+
+
 def _linear_rows(e, ix, dest):
     """The row of dest reshaped to [its indexed dimensions' product, the
     rest] that each position of `ix` (index tensors on dest's leading
@@ -1836,6 +1851,7 @@ def ops():
         aten.embedding_dense_backward.default: _embedding_dense_backward,
         aten.index_select.default: _index_select,
         aten.index_put.default: _index_put,
+        aten.index_add.default: _index_add,
         aten.index.Tensor: _index_tensor,
         aten.where.self: _where,
         aten.le.Scalar: lambda e, a, b: e.cmp("ole", a, b),
