@@ -976,33 +976,23 @@ def _embedding(e, weight, indices, padding_idx=-1, scale_grad_by_freq=False,
 def _scatter_add_rows(e, dest, index, values, skip=None):
     """dest + the rows of `values` added at the rows `index` names:
     out[v, ...] = dest[v, ...] + sum over positions p with index[p] == v
-    (and v != skip) of values[p, ...], a linalg.generic reduction over the
-    positions, which adds in a fixed order (PyTorch's CPU kernels add in
-    position order too)."""
+    (and v != skip) of values[p, ...], in position order (PyTorch's CPU
+    kernels add in position order too): a remat.scatter_add_rows, which
+    lowers to a loop over the positions per column, in time proportional
+    to the positions rather than to the rows times the positions. An index
+    outside [0, rows), negative ones included, names no row."""
     positions = math.prod(index.shape)
     row = math.prod(dest.shape[1:])
-    values = e.broadcast_to(values, list(index.shape) + list(dest.shape[1:]))
+    values = e.convert(e.broadcast_to(values, list(index.shape) + list(dest.shape[1:])),
+                       dest.dtype)
     flat_idx = e.reshape(e.convert(index, "i64"), [positions])
     flat_values = e.reshape(values, [positions, row])
-
-    def body(a, fresh):
-        ix, g, acc = a
-        v, vi, hit, part, y = (fresh("ix") for _ in range(5))
-        text = (f"{v} = linalg.index 0 : index\n"
-                f"{vi} = arith.index_cast {v} : index to i64\n"
-                f"{hit} = arith.cmpi eq, {ix}, {vi} : i64\n")
-        if skip is not None and skip >= 0:
-            text += (f"{hit}k = arith.constant {skip} : i64\n"
-                     f"{hit}n = arith.cmpi ne, {vi}, {hit}k : i64\n"
-                     f"{hit}b = arith.andi {hit}, {hit}n : i1\n")
-            hit = f"{hit}b"
-        text += (f"{part} = arith.addf {acc}, {g} : f32\n"
-                 f"{y} = arith.select {hit}, {part}, {acc} : f32")
-        return text, y
-
-    out = e.generic([flat_idx, flat_values], ["d2", "d2, d1", "d0, d1"],
-                    [dest.shape[0], row], ["parallel", "parallel", "reduction"], body,
-                    init=e.reshape(dest, [dest.shape[0], row]))
+    flat_dest = e.reshape(dest, [dest.shape[0], row])
+    out = e.new(flat_dest.shape, dest.dtype, "rows")
+    skipped = f" skip {skip}" if skip is not None and skip >= 0 else ""
+    e.emit(f"  {out.name} = remat.scatter_add_rows {flat_values.name} into "
+           f"{flat_dest.name}[{flat_idx.name}]{skipped}{e.ATTRS} : {flat_values.type}, "
+           f"{flat_idx.type} into {flat_dest.type}", out.name)
     return e.reshape(out, dest.shape)
 
 
@@ -1016,15 +1006,62 @@ def _embedding_dense_backward(e, grad, indices, num_weights, padding_idx,
     return _scatter_add_rows(e, dest, indices, grad, skip=padding_idx)
 
 
+def _index_add(e, dest, dim, index, source, alpha=1):
+    """dest with source's slices along `dim` added at the slices `index`
+    names, in position order (PyTorch's CPU kernel's order): along the
+    first dimension rows (_scatter_add_rows; an index outside [0, rows)
+    names no row, where PyTorch raises); alpha scales source first."""
+    if dim % len(dest.shape) != 0 or len(index.shape) != 1:
+        raise UnsupportedOp(f"index_add along dimension {dim} of a "
+                            f"{len(dest.shape)}-D tensor")
+    if not is_float(dest.dtype):
+        raise UnsupportedOp(f"index_add into a {dest.dtype} tensor")
+    if alpha != 1:
+        source = e.binary("mulf", source, float(alpha))
+    return _scatter_add_rows(e, dest, index, source)
+
+
+def _linear_rows(e, ix, dest):
+    """The row of dest reshaped to [its indexed dimensions' product, the
+    rest] that each position of `ix` (index tensors on dest's leading
+    dimensions) names: the indices' row-major linear index, each index
+    counted from the end when negative; -1 (no row) when one is outside
+    its dimension."""
+    sizes = [dest.shape[i] for i in ix.at]
+
+    def body(a, fresh):
+        op = _Payload(fresh)
+        zero = op("arith.constant 0 : i64")
+        flat = inside = None
+        for k, size in enumerate(sizes):
+            n = op(f"arith.constant {size} : i64")
+            w = ix.wrapped(op, a[k], size)
+            ok = op(f"arith.andi {op(f'arith.cmpi sge, {w}, {zero} : i64')}, "
+                    f"{op(f'arith.cmpi slt, {w}, {n} : i64')} : i1")
+            inside = ok if inside is None else op(f"arith.andi {inside}, {ok} : i1")
+            flat = w if flat is None else \
+                op(f"arith.addi {op(f'arith.muli {flat}, {n} : i64')}, {w} : i64")
+        result = op(f"arith.select {inside}, {flat}, {op('arith.constant -1 : i64')} : i64")
+        return op.text(), result
+
+    ident = ", ".join(f"d{i}" for i in range(len(ix.b)))
+    return e.generic(ix.values, [ident] * (len(ix.at) + 1), ix.b,
+                     ["parallel"] * len(ix.b), body, dtype="i64")
+
+
 def _index_put(e, dest, indices, values, accumulate=False):
     """dest with `values` added at the elements dest[i0, i1, ...] names
     (see _AdvancedIndex; the decomposed backward of embedding and of
     advanced indexing). One index tensor on the first dimension adds rows
-    (_scatter_add_rows); otherwise a linalg.generic over dest's elements
+    (_scatter_add_rows; an index outside [0, rows), negative ones included,
+    names no row); index tensors on the leading dimensions add rows of
+    dest reshaped to [their product, the rest] at their linear index
+    (_linear_rows); otherwise a linalg.generic over dest's elements
     that reduces over the index positions in order, adding the values of
-    those that name the element (a negative index counts from the end; one
-    outside its dimension names no element, where PyTorch raises). The
-    overwriting form, whose result with repeated indices PyTorch leaves
+    those that name the element. In the last two a negative index counts
+    from the end and one outside its dimension names no element, where
+    PyTorch raises; all three add each element's terms in position order.
+    The overwriting form, whose result with repeated indices PyTorch leaves
     undefined, is not mapped."""
     if not accumulate:
         raise UnsupportedOp("index_put without accumulate=True")
@@ -1035,6 +1072,11 @@ def _index_put(e, dest, indices, values, accumulate=False):
     ix = _AdvancedIndex(e, dest.shape, indices)
     rank = len(dest.shape)
     values = e.convert(e.broadcast_to(values, ix.shape), dest.dtype)
+    if ix.at == list(range(len(ix.at))) and ix.b:
+        k = len(ix.at)
+        rows = e.reshape(dest, [math.prod(dest.shape[:k])] + list(dest.shape[k:]))
+        out = _scatter_add_rows(e, rows, _linear_rows(e, ix, dest), values)
+        return e.reshape(out, dest.shape)
     # Loop dimensions: d0 ... over dest's elements, then one per dimension
     # of the index positions (reductions, in row-major order).
     bdims = [f"d{rank + j}" for j in range(len(ix.b))]
@@ -2023,6 +2065,7 @@ def ops():
         aten.embedding_dense_backward.default: _embedding_dense_backward,
         aten.index_select.default: _index_select,
         aten.index_put.default: _index_put,
+        aten.index_add.default: _index_add,
         aten.index.Tensor: _index_tensor,
         aten.where.self: _where,
         aten.le.Scalar: lambda e, a, b: e.cmp("ole", a, b),

@@ -27,6 +27,12 @@ def ConvertRematToLinalgPass
     * `remat.rng_seed` becomes a call of the runtime's
       `@remat_rng_seed() -> i64` (declared in the module), which returns the
       seed the host gave the step's generator (`remat-run --rng-seed`);
+    * `remat.scatter_add_rows` becomes an `scf.forall` over the columns
+      whose body walks the positions in order (`scf.for`), reading and
+      writing its column of the destination in place: after bufferization
+      (and `-scf-forall-to-parallel`) an `scf.parallel` that the CPU
+      outlines onto its threads and the CUDA lowering maps to GPU threads,
+      each element adding its terms in position order;
     * `remat.backward` is inlined into the function: its ops run after the
       forward ops and its yielded values replace its results;
     * the contract's `remat.*` attributes are dropped (by the pass, after
@@ -57,6 +63,7 @@ def ConvertRematToLinalgPass
     "mlir::arith::ArithDialect",
     "mlir::func::FuncDialect",
     "mlir::linalg::LinalgDialect",
+    "mlir::scf::SCFDialect",
     "mlir::tensor::TensorDialect"
   ];
 }

@@ -36,6 +36,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/BufferDeallocationOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -93,6 +94,9 @@ void remat::buildRematBufferizePipeline(OpPassManager &pm, bool fuseElementwise,
   bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addNestedPass<func::FuncOp>(createRematStripBarriersPass());
+  // The scatter-add of rows' loop over columns: the form the CPU's
+  // outlining and the CUDA mapping take.
+  pm.addPass(createForallToParallelLoopPass());
   // Upstream's buffer deallocation pipeline, with the deallocs whose
   // operands are distinct allocations split in linear time before the
   // simplification, which compares every pair of operands.

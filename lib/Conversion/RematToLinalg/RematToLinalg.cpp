@@ -2,9 +2,10 @@
 //
 // This file implements the lowering of remat's ops to linalg, arith and func
 // as conversion patterns (Philox4x32-10 as arith ops in a linalg.generic, the
-// generator's seed as a call into the runtime, the backward region inlined
-// into its function) and -convert-remat-to-linalg, which applies them and
-// drops the contract's attributes.
+// generator's seed as a call into the runtime, the scatter-add of rows as a
+// loop over the positions per column, the backward region inlined into its
+// function) and -convert-remat-to-linalg, which applies them and drops the
+// contract's attributes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/PatternMatch.h"
@@ -196,6 +198,93 @@ struct RngSeedOpLowering : OpConversionPattern<RngSeedOp> {
   }
 };
 
+/// remat.scatter_add_rows -> an scf.forall over dest's columns, each of
+/// which walks the positions in order with an scf.for, reading and writing
+/// its column of dest in place: positions times columns additions instead
+/// of a linalg.generic's rows times positions times columns comparisons.
+/// Each element still adds its terms in position order, whatever thread
+/// runs its column. An index that names no row (outside [0, rows), or
+/// `skip`) reads and writes back the element its clamp names, unchanged:
+/// no branch, and only this column's thread touches it.
+struct ScatterAddRowsOpLowering : OpConversionPattern<ScatterAddRowsOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(ScatterAddRowsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    int64_t rows = type.getDimSize(0), columns = type.getDimSize(1);
+    int64_t positions =
+        cast<RankedTensorType>(op.getIndices().getType()).getDimSize(0);
+    Value dest = adaptor.getDest();
+    if (rows == 0 || columns == 0 || positions == 0) {
+      rewriter.replaceOp(op, dest);
+      return success();
+    }
+    Location loc = op.getLoc();
+    Value indices = adaptor.getIndices(), values = adaptor.getValues();
+    std::optional<int64_t> skip = op.getSkip();
+
+    auto forall = scf::ForallOp::create(
+        rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(columns)},
+        ValueRange{dest}, /*mapping=*/std::nullopt);
+    forall->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+    Value column = forall.getInductionVar(0);
+    Value shared = forall.getRegionIterArgs().front();
+    SmallVector<OpFoldResult> offsets = {rewriter.getIndexAttr(0), column};
+    SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(rows),
+                                       rewriter.getIndexAttr(1)};
+    SmallVector<OpFoldResult> strides(2, rewriter.getIndexAttr(1));
+
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(forall.getTerminator());
+    Value slice = tensor::ExtractSliceOp::create(
+        rewriter, loc, RankedTensorType::get({rows, 1}, type.getElementType()),
+        shared, offsets, sizes, strides);
+    auto i64Constant = [&](OpBuilder &b, int64_t value) {
+      return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(value));
+    };
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    auto loop = scf::ForOp::create(
+        rewriter, loc, zero,
+        arith::ConstantIndexOp::create(rewriter, loc, positions),
+        arith::ConstantIndexOp::create(rewriter, loc, 1), ValueRange{slice},
+        [&](OpBuilder &b, Location loc, Value position, ValueRange iterArgs) {
+          Value acc = iterArgs.front();
+          Value index = tensor::ExtractOp::create(b, loc, indices, position);
+          Value clamped = arith::MinSIOp::create(
+              b, loc, arith::MaxSIOp::create(b, loc, index, i64Constant(b, 0)),
+              i64Constant(b, rows - 1));
+          // In range exactly when the clamp changes nothing.
+          Value names = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              index, clamped);
+          if (skip)
+            names = arith::AndIOp::create(
+                b, loc, names,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, index,
+                                      i64Constant(b, *skip)));
+          Value row =
+              arith::IndexCastOp::create(b, loc, b.getIndexType(), clamped);
+          Value old =
+              tensor::ExtractOp::create(b, loc, acc, ValueRange{row, zero});
+          Value term = tensor::ExtractOp::create(b, loc, values,
+                                                 ValueRange{position, column});
+          Value sum = arith::AddFOp::create(b, loc, old, term);
+          Value updated = arith::SelectOp::create(b, loc, names, sum, old);
+          scf::YieldOp::create(
+              b, loc,
+              ValueRange{tensor::InsertOp::create(b, loc, updated, acc,
+                                                  ValueRange{row, zero})
+                             .getResult()});
+        });
+    rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(rewriter, loc, loop.getResult(0),
+                                          shared, offsets, sizes, strides);
+    rewriter.replaceOp(op, forall.getResults());
+    return success();
+  }
+};
+
 /// remat.backward -> its ops in front of it, its results replaced with the
 /// values its region yields.
 struct BackwardOpLowering : OpConversionPattern<BackwardOp> {
@@ -217,13 +306,14 @@ struct BackwardOpLowering : OpConversionPattern<BackwardOp> {
 
 void remat::populateRematToLinalgConversionPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<BackwardOpLowering, PhiloxUniformOpLowering, RngSeedOpLowering>(
-      patterns.getContext());
+  patterns.add<BackwardOpLowering, PhiloxUniformOpLowering, RngSeedOpLowering,
+               ScatterAddRowsOpLowering>(patterns.getContext());
 }
 
 void remat::configureRematToLinalgConversionLegality(ConversionTarget &target) {
   target.addLegalDialect<arith::ArithDialect, func::FuncDialect,
-                         linalg::LinalgDialect, tensor::TensorDialect>();
+                         linalg::LinalgDialect, scf::SCFDialect,
+                         tensor::TensorDialect>();
   target.addIllegalDialect<RematDialect>();
   target.addLegalOp<BarrierOp>();
 }

@@ -118,3 +118,57 @@ func.func @seed_declared() -> i64 {
   %s = remat.rng_seed
   return %s : i64
 }
+
+// -----
+
+// Checks that a scatter-add of rows becomes a loop over the columns whose
+// body walks the positions in order on its column of dest: an index names a
+// row when clamping it to [0, rows) changes nothing and it is not the
+// skipped row; the element the clamp names is written back, with the term
+// added only then.
+// CHECK-LABEL: func.func @scatter_add_rows(
+// CHECK-SAME:      %[[V:.*]]: tensor<5x3xf32>, %[[I:.*]]: tensor<5xi64>, %[[D:.*]]: tensor<4x3xf32>)
+// CHECK:         %[[R:.*]] = scf.forall (%[[J:.*]]) in (3) shared_outs(%[[O:.*]] = %[[D]]) -> (tensor<4x3xf32>) {
+// CHECK:           %[[COL:.*]] = tensor.extract_slice %[[O]][0, %[[J]]] [4, 1] [1, 1] : tensor<4x3xf32> to tensor<4x1xf32>
+// CHECK:           %[[SUM:.*]] = scf.for %[[P:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[COL]]) -> (tensor<4x1xf32>) {
+// CHECK:             %[[IX:.*]] = tensor.extract %[[I]][%[[P]]] : tensor<5xi64>
+// CHECK:             %[[LO:.*]] = arith.maxsi %[[IX]], %{{.*}} : i64
+// CHECK:             %[[CL:.*]] = arith.minsi %[[LO]], %{{.*}} : i64
+// CHECK:             %[[IN:.*]] = arith.cmpi eq, %[[IX]], %[[CL]] : i64
+// CHECK:             %[[NS:.*]] = arith.cmpi ne, %[[IX]], %{{.*}} : i64
+// CHECK:             %[[OK:.*]] = arith.andi %[[IN]], %[[NS]] : i1
+// CHECK:             %[[ROW:.*]] = arith.index_cast %[[CL]] : i64 to index
+// CHECK:             %[[OLD:.*]] = tensor.extract %[[ACC]][%[[ROW]], %{{.*}}] : tensor<4x1xf32>
+// CHECK:             %[[TERM:.*]] = tensor.extract %[[V]][%[[P]], %[[J]]] : tensor<5x3xf32>
+// CHECK:             %[[ADD:.*]] = arith.addf %[[OLD]], %[[TERM]] : f32
+// CHECK:             %[[NEW:.*]] = arith.select %[[OK]], %[[ADD]], %[[OLD]] : f32
+// CHECK:             %[[INS:.*]] = tensor.insert %[[NEW]] into %[[ACC]][%[[ROW]], %{{.*}}] : tensor<4x1xf32>
+// CHECK:             scf.yield %[[INS]] : tensor<4x1xf32>
+// CHECK:           scf.forall.in_parallel {
+// CHECK:             tensor.parallel_insert_slice %[[SUM]] into %[[O]][0, %[[J]]] [4, 1] [1, 1] : tensor<4x1xf32> into tensor<4x3xf32>
+// CHECK:         return %[[R]] : tensor<4x3xf32>
+func.func @scatter_add_rows(%v: tensor<5x3xf32>, %i: tensor<5xi64>, %d: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %r = remat.scatter_add_rows %v into %d[%i] skip 1 : tensor<5x3xf32>, tensor<5xi64> into tensor<4x3xf32>
+  return %r : tensor<4x3xf32>
+}
+
+// -----
+
+// Checks that without a skipped row an index only has to be in range, and
+// that a scatter-add without positions is its dest.
+// CHECK-LABEL: func.func @scatter_add_rows_no_skip(
+// CHECK:         arith.cmpi eq
+// CHECK-NOT:     arith.cmpi ne
+// CHECK:         scf.forall.in_parallel
+// CHECK-LABEL: func.func @scatter_add_rows_empty(
+// CHECK-SAME:      %[[D:[^:]*]]: tensor<4x3xf32>)
+// CHECK-NEXT:    return %[[D]] : tensor<4x3xf32>
+func.func @scatter_add_rows_no_skip(%v: tensor<5x3xf32>, %i: tensor<5xi64>, %d: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %r = remat.scatter_add_rows %v into %d[%i] : tensor<5x3xf32>, tensor<5xi64> into tensor<4x3xf32>
+  return %r : tensor<4x3xf32>
+}
+
+func.func @scatter_add_rows_empty(%v: tensor<0x3xf32>, %i: tensor<0xi64>, %d: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %r = remat.scatter_add_rows %v into %d[%i] : tensor<0x3xf32>, tensor<0xi64> into tensor<4x3xf32>
+  return %r : tensor<4x3xf32>
+}

@@ -488,3 +488,67 @@ llvm.func @llvm_step(%x: f32) -> f32 {
   } : f32
   llvm.return %g : f32
 }
+
+// -----
+
+// Checks that each position of a scatter-add of rows has one index.
+func.func @scatter_add_rows_positions(%v: tensor<6x4xf32>, %i: tensor<5xi64>, %d: tensor<10x4xf32>) -> tensor<10x4xf32> {
+  // expected-error @+1 {{'remat.scatter_add_rows' op has 6 rows of values but 5 indices; each position adds one row}}
+  %r = remat.scatter_add_rows %v into %d[%i] : tensor<6x4xf32>, tensor<5xi64> into tensor<10x4xf32>
+  return %r : tensor<10x4xf32>
+}
+
+// -----
+
+// Checks that the rows a scatter-add adds are as wide as dest's.
+func.func @scatter_add_rows_columns(%v: tensor<6x3xf32>, %i: tensor<6xi64>, %d: tensor<10x4xf32>) -> tensor<10x4xf32> {
+  // expected-error @+1 {{'remat.scatter_add_rows' op adds rows of 3 values into rows of 4; values and dest must have as many columns}}
+  %r = remat.scatter_add_rows %v into %d[%i] : tensor<6x3xf32>, tensor<6xi64> into tensor<10x4xf32>
+  return %r : tensor<10x4xf32>
+}
+
+// -----
+
+// Checks that a scatter-add adds values of dest's element type.
+func.func @scatter_add_rows_element_type(%v: tensor<6x4xf16>, %i: tensor<6xi64>, %d: tensor<10x4xf32>) -> tensor<10x4xf32> {
+  // expected-error @+1 {{'remat.scatter_add_rows' op adds values of 'f16' into a dest of 'f32'; the element types must match}}
+  %r = remat.scatter_add_rows %v into %d[%i] : tensor<6x4xf16>, tensor<6xi64> into tensor<10x4xf32>
+  return %r : tensor<10x4xf32>
+}
+
+// -----
+
+// Checks that the skipped row is a row of dest (-1, PyTorch's "no
+// padding_idx", is spelled by leaving skip out).
+func.func @scatter_add_rows_skip(%v: tensor<6x4xf32>, %i: tensor<6xi64>, %d: tensor<10x4xf32>) -> tensor<10x4xf32> {
+  // expected-error @+1 {{'remat.scatter_add_rows' op skips row -1, which is not a row of dest (0 to 9); leave skip out to skip no row}}
+  %r = remat.scatter_add_rows %v into %d[%i] skip -1 : tensor<6x4xf32>, tensor<6xi64> into tensor<10x4xf32>
+  return %r : tensor<10x4xf32>
+}
+
+// -----
+
+// Checks that a scatter-add's shapes are static.
+func.func @scatter_add_rows_dynamic(%v: tensor<?x4xf32>, %i: tensor<?xi64>, %d: tensor<10x4xf32>) -> tensor<10x4xf32> {
+  // expected-error @+1 {{'remat.scatter_add_rows' op values has the dynamic shape 'tensor<?x4xf32>'; training steps need static shapes}}
+  %r = remat.scatter_add_rows %v into %d[%i] : tensor<?x4xf32>, tensor<?xi64> into tensor<10x4xf32>
+  return %r : tensor<10x4xf32>
+}
+
+// -----
+
+// Checks that the indices are one row of i64 (the exporter flattens them).
+func.func @scatter_add_rows_index_rank(%v: tensor<6x4xf32>, %i: tensor<2x3xi64>, %d: tensor<10x4xf32>) -> tensor<10x4xf32> {
+  // expected-error @+1 {{'remat.scatter_add_rows' op operand #1 must be 1D tensor of 64-bit signless integer values}}
+  %r = remat.scatter_add_rows %v into %d[%i] : tensor<6x4xf32>, tensor<2x3xi64> into tensor<10x4xf32>
+  return %r : tensor<10x4xf32>
+}
+
+// -----
+
+// Checks that the result is dest's type.
+func.func @scatter_add_rows_result(%v: tensor<6x4xf32>, %i: tensor<6xi64>, %d: tensor<10x4xf32>) -> tensor<10x4xf64> {
+  // expected-error @+1 {{'remat.scatter_add_rows' op failed to verify that all of {dest, result} have same type}}
+  %r = "remat.scatter_add_rows"(%v, %i, %d) : (tensor<6x4xf32>, tensor<6xi64>, tensor<10x4xf32>) -> tensor<10x4xf64>
+  return %r : tensor<10x4xf64>
+}

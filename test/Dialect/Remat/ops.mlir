@@ -80,3 +80,21 @@ func.func @half_precision(%seed: i64 {remat.rng_seed}, %off: i64) -> tensor<4xbf
 func.func @with_plan(%x: tensor<4xf32>) -> tensor<4xf32> attributes {remat.plan = #remat.plan<policy = "budget", segments = 1, predictedPeak = 64, recomputeFlops = 8, budget = 64, lowerBound = 8>} {
   return %x : tensor<4xf32>
 }
+
+// -----
+
+// Checks that a scatter-add of rows round-trips, with and without a skipped
+// row, on f32 and bf16, with no position (an empty step's embedding).
+// CHECK-LABEL: func.func @scatter_add_rows
+// CHECK:         remat.scatter_add_rows %{{.*}} into %{{.*}}[%{{.*}}] skip 0 : tensor<6x4xf32>, tensor<6xi64> into tensor<10x4xf32>
+// CHECK:         remat.scatter_add_rows %{{.*}} into %{{.*}}[%{{.*}}] : tensor<6x4xbf16>, tensor<6xi64> into tensor<10x4xbf16>
+// CHECK:         remat.scatter_add_rows %{{.*}} into %{{.*}}[%{{.*}}] {tag} : tensor<0x4xf32>, tensor<0xi64> into tensor<10x4xf32>
+func.func @scatter_add_rows(%v: tensor<6x4xf32>, %i: tensor<6xi64>, %d: tensor<10x4xf32>,
+                            %vh: tensor<6x4xbf16>, %dh: tensor<10x4xbf16>,
+                            %v0: tensor<0x4xf32>, %i0: tensor<0xi64>)
+    -> (tensor<10x4xf32>, tensor<10x4xbf16>, tensor<10x4xf32>) {
+  %a = remat.scatter_add_rows %v into %d[%i] skip 0 : tensor<6x4xf32>, tensor<6xi64> into tensor<10x4xf32>
+  %b = remat.scatter_add_rows %vh into %dh[%i] : tensor<6x4xbf16>, tensor<6xi64> into tensor<10x4xbf16>
+  %c = remat.scatter_add_rows %v0 into %d[%i0] {tag} : tensor<0x4xf32>, tensor<0xi64> into tensor<10x4xf32>
+  return %a, %b, %c : tensor<10x4xf32>, tensor<10x4xbf16>, tensor<10x4xf32>
+}

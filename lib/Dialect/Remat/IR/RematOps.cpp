@@ -1,6 +1,7 @@
 //===- RematOps.cpp - remat dialect operations ----------------------------===//
 //
-// This file implements the verifiers and helpers of the remat operations.
+// This file implements the verifiers, costs and helpers of the remat
+// operations.
 //
 //===----------------------------------------------------------------------===//
 
@@ -338,6 +339,39 @@ LogicalResult BackwardOp::verifyRegions() {
 }
 
 //===----------------------------------------------------------------------===//
+// ScatterAddRowsOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScatterAddRowsOp::verify() {
+  auto values = cast<RankedTensorType>(getValues().getType());
+  auto indices = cast<RankedTensorType>(getIndices().getType());
+  auto dest = cast<RankedTensorType>(getDest().getType());
+  for (auto [name, type] :
+       {std::pair{"values", values}, {"indices", indices}, {"dest", dest}})
+    if (!type.hasStaticShape())
+      return emitOpError() << name << " has the dynamic shape " << type
+                           << "; training steps need static shapes";
+  if (values.getElementType() != dest.getElementType())
+    return emitOpError() << "adds values of " << values.getElementType()
+                         << " into a dest of " << dest.getElementType()
+                         << "; the element types must match";
+  if (values.getDimSize(0) != indices.getDimSize(0))
+    return emitOpError() << "has " << values.getDimSize(0)
+                         << " rows of values but " << indices.getDimSize(0)
+                         << " indices; each position adds one row";
+  if (values.getDimSize(1) != dest.getDimSize(1))
+    return emitOpError() << "adds rows of " << values.getDimSize(1)
+                         << " values into rows of " << dest.getDimSize(1)
+                         << "; values and dest must have as many columns";
+  if (std::optional<int64_t> skip = getSkip();
+      skip && (*skip < 0 || *skip >= dest.getDimSize(0)))
+    return emitOpError() << "skips row " << *skip << ", which is not a row of "
+                         << "dest (0 to " << dest.getDimSize(0) - 1
+                         << "); leave skip out to skip no row";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // BarrierOp
 //===----------------------------------------------------------------------===//
 
@@ -359,3 +393,8 @@ int64_t RngUniformOp::getFlops() { return getType().getNumElements(); }
 int64_t PhiloxUniformOp::getFlops() { return getType().getNumElements(); }
 int64_t RngSeedOp::getFlops() { return 0; }
 int64_t BarrierOp::getFlops() { return 0; }
+// One addition per element of values (the skipped rows' included: which
+// they are depends on the data).
+int64_t ScatterAddRowsOp::getFlops() {
+  return cast<RankedTensorType>(getValues().getType()).getNumElements();
+}

@@ -1,7 +1,8 @@
 //===- RematOps.td - remat dialect operations --------------*- tablegen -*-===//
 //
 // Operations of the remat dialect: the backward region, random number
-// generation (stateful and counter-based) and the CSE barrier.
+// generation (stateful and counter-based), the scatter-add of rows (an
+// embedding's backward) and the CSE barrier.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +29,9 @@ def Remat_RngStateResource : Resource<"::remat::RngStateResource">;
 def Remat_BarrierResource : Resource<"::remat::BarrierResource">;
 
 def Remat_RandomTensor : StaticShapeTensorOf<[AnyFloat]>;
+
+/// The rows a scatter-add reads and writes: [rows, columns] of floats.
+def Remat_RowsTensor : 2DTensorOf<[AnyFloat]>;
 
 //===----------------------------------------------------------------------===//
 // BackwardOp
@@ -156,6 +160,57 @@ def Remat_RngSeedOp : Remat_Op<"rng_seed", [
 
   let results = (outs I64:$seed);
   let assemblyFormat = "attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// ScatterAddRowsOp
+//===----------------------------------------------------------------------===//
+
+def Remat_ScatterAddRowsOp : Remat_Op<"scatter_add_rows", [Pure,
+    AllTypesMatch<["dest", "result"]>,
+    DeclareOpInterfaceMethods<Remat_CostOpInterface>]> {
+  let summary = "Adds rows of values into the rows of a tensor that indices name";
+  let description = [{
+    Returns `dest` (`R` rows of `C` columns) with row `p` of `values` (`P`
+    rows of `C`) added to row `indices[p]`, for every position `p`: the
+    dense backward of an embedding, and `index_put` or `index_add` of whole
+    rows.
+
+    ```
+    result[r, c] = dest[r, c] + sum over p in 0, 1, ..., P - 1
+                                with indices[p] == r and r != skip
+                                of values[p, c]
+    ```
+
+    Each element adds its terms in position order, starting from `dest`, so
+    the result's bits do not depend on how the lowering spreads the columns
+    over threads (PyTorch's CPU kernels add in position order too). An index
+    outside `[0, R)`, negative ones included, names no row: its row of
+    `values` is added nowhere (PyTorch raises on it; a negative index is not
+    counted from the end). With `skip`, positions whose index is `skip` (an
+    embedding's `padding_idx`) add nothing either.
+
+    `-convert-remat-to-linalg` lowers it to an `scf.forall` over the columns
+    that walks the positions in order, in place in `dest`'s buffer: `P * C`
+    additions, where a `linalg.generic` over `dest` that compares every
+    position with every row takes `R * P * C` steps.
+
+    ```mlir
+    %g = remat.scatter_add_rows %grad into %zero[%tokens] skip 0
+           : tensor<512x768xf32>, tensor<512xi64> into tensor<50257x768xf32>
+    ```
+  }];
+
+  let arguments = (ins Remat_RowsTensor:$values,
+                       1DTensorOf<[I64]>:$indices,
+                       Remat_RowsTensor:$dest,
+                       OptionalAttr<I64Attr>:$skip);
+  let results = (outs Remat_RowsTensor:$result);
+  let assemblyFormat = [{
+    $values `into` $dest `[` $indices `]` (`skip` $skip^)? attr-dict `:`
+    type($values) `,` type($indices) `into` type($dest)
+  }];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
