@@ -392,29 +392,39 @@ void MarkingProblem::writeMarks(Block &body, ArrayRef<SegmentPath> marking,
   }
 }
 
-FailureOr<PlanCost>
-MarkingProblem::evaluatePlanned(ArrayRef<SegmentPath> marking,
-                                const PlanPipeline &pipeline,
-                                std::string &error) const {
-  FunctionOpInterface target = function;
-  OwningOpRef<ModuleOp> copy = copyForPlanning(target);
+FailureOr<PlanCost> planCheckpointedCopy(
+    FunctionOpInterface function, function_ref<void(FunctionOpInterface)> mark,
+    const PlanPipeline &pipeline, bool keepReturned, std::string &error) {
+  OwningOpRef<ModuleOp> copy = copyForPlanning(function);
   if (!copy) {
     error = "the function is not in a module";
     return failure();
   }
   auto copyFunction =
-      cast<FunctionOpInterface>(copy->lookupSymbol(target.getNameAttr()));
-  writeMarks(copyFunction.getFunctionBody().front(), marking, {});
+      cast<FunctionOpInterface>(copy->lookupSymbol(function.getNameAttr()));
+  mark(copyFunction);
   applyCheckpointPlan(CheckpointPlan::compute(copyFunction));
   PlanCost cost;
   cost.recomputeFlops =
       countStepFlops(getBackwardOp(copyFunction.getFunctionBody())).recompute;
   FailureOr<StepMemoryPlan> plan =
-      pipeline.plan(*copy, target.getName(), keepReturnedBuffers, error);
+      pipeline.plan(*copy, function.getName(), keepReturned, error);
   if (failed(plan))
     return failure();
   cost.peakBytes = plan->peakBytes;
   return cost;
+}
+
+FailureOr<PlanCost>
+MarkingProblem::evaluatePlanned(ArrayRef<SegmentPath> marking,
+                                const PlanPipeline &pipeline,
+                                std::string &error) const {
+  return planCheckpointedCopy(
+      function,
+      [&](FunctionOpInterface copy) {
+        writeMarks(copy.getFunctionBody().front(), marking, {});
+      },
+      pipeline, keepReturnedBuffers, error);
 }
 
 SmallVector<MarkingProblem::PlannedCost>

@@ -5,13 +5,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "remat/Analysis/CheckpointPlan.h"
 #include "remat/Analysis/CostModel.h"
 #include "remat/Analysis/MemoryPlan.h"
 #include "remat/Analysis/MemoryProfile.h"
 #include "remat/Dialect/Remat/IR/RematOps.h"
-#include "remat/Transforms/ApplyCheckpointPlan.h"
 #include "remat/Transforms/Passes.h"
+#include "remat/Transforms/Planner.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Diagnostics.h"
@@ -280,25 +279,21 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
   FailureOr<int64_t> planCheckpointed(func::FuncOp function,
                                       std::optional<int64_t> only,
                                       std::string &error) const {
-    OwningOpRef<ModuleOp> copy = copyForPlanning(function);
-    if (!copy) {
-      error = "the function is not in a module";
+    FailureOr<PlanCost> cost = planCheckpointedCopy(
+        function,
+        [&](FunctionOpInterface copy) {
+          if (!only)
+            return;
+          copy.getFunctionBody().walk([&](Operation *op) {
+            SmallVector<int64_t, 2> path = getSegmentPath(op);
+            if (!path.empty() && path.front() != *only)
+              op->removeAttr(RematDialect::kSegmentAttrName);
+          });
+        },
+        plans, mustKeepReturnedBuffers(function), error);
+    if (failed(cost))
       return failure();
-    }
-    auto copyFunction =
-        cast<FunctionOpInterface>(copy->lookupSymbol(function.getNameAttr()));
-    if (only)
-      copyFunction.getFunctionBody().walk([&](Operation *op) {
-        SmallVector<int64_t, 2> path = getSegmentPath(op);
-        if (!path.empty() && path.front() != *only)
-          op->removeAttr(RematDialect::kSegmentAttrName);
-      });
-    applyCheckpointPlan(CheckpointPlan::compute(copyFunction));
-    FailureOr<StepMemoryPlan> plan = plans.plan(
-        *copy, function.getName(), mustKeepReturnedBuffers(function), error);
-    if (failed(plan))
-      return failure();
-    return plan->peakBytes;
+    return cost->peakBytes;
   }
 
   /// Before -remat-checkpoint, on a marked step: the static peak once every

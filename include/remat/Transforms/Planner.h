@@ -37,6 +37,17 @@ struct PlanCost {
   int64_t recomputeFlops = 0;
 };
 
+/// The cost of `function` checkpointed by -remat-checkpoint's own rewrite
+/// on a copy made for planning (copyForPlanning), after `mark` rewrites the
+/// copy's marks: its recompute FLOPs and its memory plan's peak, with
+/// returned buffers kept apart if `keepReturned`. Thread-safe: reads
+/// `function` only.
+llvm::FailureOr<PlanCost>
+planCheckpointedCopy(mlir::FunctionOpInterface function,
+                     llvm::function_ref<void(mlir::FunctionOpInterface)> mark,
+                     const PlanPipeline &pipeline, bool keepReturned,
+                     std::string &error);
+
 /// The forward ops of one training step that a planner can put into
 /// segments, and an exact evaluator of markings.
 ///
