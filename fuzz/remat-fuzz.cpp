@@ -16,8 +16,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Dialect/Remat/IR/RematDialect.h"
+#include "remat/Dialect/Remat/Transforms/Passes.h"
+#include "remat/Planning/Passes.h"
 #include "remat/Support/ParserHazards.h"
-#include "remat/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
@@ -52,7 +53,8 @@ static MLIRContext &context() {
                     tensor::TensorDialect>();
     auto *c = new MLIRContext(registry, MLIRContext::Threading::DISABLED);
     c->loadAllAvailableDialects();
-    remat::registerRematPasses();
+    remat::registerRematTransformsPasses();
+    remat::registerRematPlanningPasses();
     return c;
   }();
   return *ctx;

@@ -20,19 +20,6 @@
 using namespace mlir;
 using namespace remat;
 
-std::optional<int64_t> remat::getValueBytes(Value value) {
-  Type type = value.getType();
-  if (auto shaped = dyn_cast<ShapedType>(type)) {
-    if (!shaped.hasStaticShape())
-      return std::nullopt;
-    std::optional<int64_t> element = getElementBytes(shaped.getElementType());
-    if (!element)
-      return std::nullopt;
-    return shaped.getNumElements() * *element;
-  }
-  return getElementBytes(type);
-}
-
 int64_t remat::addFlops(int64_t a, int64_t b) {
   assert(a >= 0 && b >= 0 && "FLOP counts are non-negative");
   a = std::min(a, kFlopsLimit);
@@ -75,24 +62,26 @@ static std::optional<int64_t> getConstantThroughBarriers(Value value) {
 /// The iterations of `loop` if its bounds and step are constants, at most
 /// kFlopsLimit.
 static std::optional<int64_t> getTripCount(scf::ForOp loop) {
+  std::optional<uint64_t> trips;
   if (loop.getUnsignedCmp()) {
-    std::optional<APInt> trips = loop.getStaticTripCount();
-    if (!trips)
+    trips = getConstantTripCount(loop.getLowerBound(), loop.getUpperBound(),
+                                 loop.getStep(), /*isSigned=*/false);
+  } else {
+    std::optional<int64_t> lb =
+        getConstantThroughBarriers(loop.getLowerBound());
+    std::optional<int64_t> ub =
+        getConstantThroughBarriers(loop.getUpperBound());
+    std::optional<int64_t> step = getConstantThroughBarriers(loop.getStep());
+    if (!lb || !ub || !step)
       return std::nullopt;
-    return trips->getActiveBits() > 62 ? kFlopsLimit
-                                       : int64_t(trips->getZExtValue());
+    Builder builder(loop.getContext());
+    trips = getConstantTripCount(builder.getIndexAttr(*lb),
+                                 builder.getIndexAttr(*ub),
+                                 builder.getIndexAttr(*step));
   }
-  std::optional<int64_t> lb = getConstantThroughBarriers(loop.getLowerBound());
-  std::optional<int64_t> ub = getConstantThroughBarriers(loop.getUpperBound());
-  std::optional<int64_t> step = getConstantThroughBarriers(loop.getStep());
-  if (!lb || !ub || !step || *step <= 0)
+  if (!trips)
     return std::nullopt;
-  if (*ub <= *lb)
-    return 0;
-  // ub - lb fits in uint64_t; no signed overflow.
-  uint64_t span = uint64_t(*ub) - uint64_t(*lb);
-  uint64_t trips = span / uint64_t(*step) + (span % uint64_t(*step) != 0);
-  return int64_t(std::min<uint64_t>(trips, kFlopsLimit));
+  return int64_t(std::min<uint64_t>(*trips, kFlopsLimit));
 }
 
 std::optional<NestedRun> remat::getNestedRun(Operation *op) {

@@ -5,11 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "remat/Conversion/InitLowering.h"
-#include "remat/Conversion/Passes.h"
+#include "remat/Codegen/InitLowering.h"
 #include "remat/Dialect/Remat/IR/RematDialect.h"
+#include "remat/InitAllPasses.h"
 #include "remat/Support/ParserHazards.h"
-#include "remat/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -89,8 +88,7 @@ int main(int argc, char **argv) {
                   mlir::scf::SCFDialect, mlir::tensor::TensorDialect,
                   mlir::tosa::TosaDialect>();
 
-  remat::registerRematPasses();
-  remat::registerRematLoweringPasses();
+  remat::registerAllRematPasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();

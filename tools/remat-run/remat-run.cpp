@@ -17,13 +17,14 @@
 #include "RematCudaRuntime.h"
 #endif
 
-#include "remat/Conversion/InitLowering.h"
+#include "remat/Codegen/InitLowering.h"
+#include "remat/Codegen/Passes.h"
 #include "remat/Conversion/Passes.h"
 #include "remat/Dialect/Remat/IR/RematOps.h"
+#include "remat/Dialect/Remat/Transforms/Passes.h"
 #include "remat/ExecutionEngine/HostCompiler.h"
 #include "remat/ExecutionEngine/StepCache.h"
 #include "remat/Support/ParserHazards.h"
-#include "remat/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"

@@ -22,11 +22,6 @@ class DialectRegistry;
 
 namespace remat {
 
-/// Bytes of `value`: element count times element size (getElementBytes) for
-/// statically shaped tensors, memrefs and vectors, the size of the scalar
-/// otherwise. std::nullopt for a dynamic shape or a type without a size.
-std::optional<int64_t> getValueBytes(mlir::Value value);
-
 /// Emits the error for a result whose bytes getValueBytes cannot tell, at its
 /// op: a dynamic shape, or an element of unknown size. `consumer` names what
 /// needs the size ("the memory profile", "planning").

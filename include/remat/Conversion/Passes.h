@@ -1,180 +1,23 @@
-//===- Passes.h - remat lowering passes -------------------------*- C++ -*-===//
+//===- Passes.h - remat conversion passes -----------------------*- C++ -*-===//
 //
-// Declares remat's lowering passes and pass pipelines.
+// Declares the conversion of remat's ops to upstream MLIR's
+// (-convert-remat-to-linalg).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef REMAT_CONVERSION_PASSES_H
 #define REMAT_CONVERSION_PASSES_H
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Pass/Pass.h"
-#include "mlir/Pass/PassOptions.h"
 
 namespace remat {
 
 #define GEN_PASS_DECL
 #include "remat/Conversion/Passes.h.inc"
 
-/// Options of the `-remat-lower-cpu` pipeline.
-struct RematLowerCPUOptions
-    : public mlir::PassPipelineOptions<RematLowerCPUOptions> {
-  PassOptions::Option<bool> useBlas{
-      *this, "use-blas",
-      llvm::cl::desc("Call the BLAS for f32 matmuls and the runtime's "
-                     "convolution kernels for f32 convolutions (else: "
-                     "loops)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> fuseElementwise{
-      *this, "fuse-elementwise",
-      llvm::cl::desc("Fuse chains of elementwise linalg ops"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> planArena{
-      *this, "plan-arena",
-      llvm::cl::desc("Place every buffer freed in the step or returned in "
-                     "one static arena (-remat-plan-arena)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> schedule{
-      *this, "schedule",
-      llvm::cl::desc("Reorder the bufferized step's ops for a lower peak "
-                     "(-remat-schedule)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> vectorize{
-      *this, "vectorize",
-      llvm::cl::desc("Tile elementwise and reduction ops into vector code "
-                     "(-remat-vectorize; outputs bit-identical without)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<int64_t> vectorBits{
-      *this, "vector-bits",
-      llvm::cl::desc("Bits of the host's vector registers "
-                     "(remat-run passes its CPU's: 128, 256 or 512)"),
-      llvm::cl::init(256)};
-  PassOptions::Option<bool> approximateMath{
-      *this, "approximate-math",
-      llvm::cl::desc("Evaluate tanh and erf as vector polynomials "
-                     "(-remat-approximate-math), not per-lane libm calls"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> parallelLoops{
-      *this, "parallel-loops",
-      llvm::cl::desc("Run the generated loops' parallel dimensions on the "
-                     "runtime's thread pool (-remat-outline-parallel-loops; "
-                     "outputs bit-identical without)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<int64_t> minUnitWork{
-      *this, "min-unit-work",
-      llvm::cl::desc("Elements a unit of a parallel loop computes at least "
-                     "(-remat-outline-parallel-loops)"),
-      llvm::cl::init(32768)};
-  PassOptions::Option<bool> outlineLoopNests{
-      *this, "outline-loop-nests",
-      llvm::cl::desc("A function per loop nest, one copy of each identical "
-                     "function (-remat-outline-loop-nests, "
-                     "-remat-dedupe-functions; outputs bit-identical "
-                     "without)"),
-      llvm::cl::init(true)};
-};
-
-/// Builds the CPU lowering of a (rematerialized) training step: remat ops to
-/// upstream ops, elementwise ops to fused linalg, one-shot bufferization
-/// across function boundaries, ownership-based deallocation, BLAS calls for
-/// matmuls, vector tiles of elementwise and reduction ops, then the LLVM
-/// dialect with heap allocations routed through the
-/// runtime's counting allocator (`_mlir_memref_to_llvm_alloc/free`).
-void buildRematLowerCPUPipeline(mlir::OpPassManager &pm,
-                                const RematLowerCPUOptions &options);
-
-/// Registers `-remat-lower-cpu`.
-void registerRematLowerCPUPipeline();
-
-/// Options of the `-remat-lower-cuda` pipeline.
-struct RematLowerCUDAOptions
-    : public mlir::PassPipelineOptions<RematLowerCUDAOptions> {
-  PassOptions::Option<std::string> chip{
-      *this, "chip", llvm::cl::desc("GPU architecture the cubin is for"),
-      llvm::cl::init("sm_90")};
-  PassOptions::Option<std::string> toolkit{
-      *this, "toolkit",
-      llvm::cl::desc("CUDA toolkit whose ptxas and libdevice are used "
-                     "(default: $CUDA_HOME, $CUDA_PATH, the ptxas on PATH's, "
-                     "/usr/local/cuda)"),
-      llvm::cl::init("")};
-  PassOptions::Option<bool> useCublas{
-      *this, "use-cublas",
-      llvm::cl::desc("Call cuBLAS for f32 matmuls (else: GPU loop kernels)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> fuseElementwise{
-      *this, "fuse-elementwise",
-      llvm::cl::desc("Fuse chains of elementwise linalg ops"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> planArena{
-      *this, "plan-arena",
-      llvm::cl::desc("Place every buffer freed in the step or returned in "
-                     "one static arena (-remat-plan-arena)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> schedule{
-      *this, "schedule",
-      llvm::cl::desc("Reorder the bufferized step's ops for a lower peak "
-                     "(-remat-schedule)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<int64_t> blockSize{
-      *this, "block-size", llvm::cl::desc("Threads per block of every kernel"),
-      llvm::cl::init(256)};
-};
-
-/// Builds the tensor-to-buffer half that the CPU and CUDA lowerings share:
-/// remat ops to upstream ops, elementwise ops to (fused) linalg, one-shot
-/// bufferization, ownership-based deallocation with every dealloc hoisted to
-/// its buffer's last use, (with `schedule`) the ops reordered for a lower
-/// peak, and (with `planArena`) the step's buffers placed in one static
-/// arena.
-void buildRematBufferizePipeline(mlir::OpPassManager &pm, bool fuseElementwise,
-                                 bool planArena = true, bool schedule = true);
-
-/// Registers `-remat-bufferize`: buildRematBufferizePipeline alone, so that
-/// the buffers both lowerings plan and allocate can be read and tested.
-void registerRematBufferizePipeline();
-
-/// Adds the loop lowering both targets share: affine and SCF to the CF
-/// dialect, strided metadata expanded.
-void addRematLoopsToCFPasses(mlir::OpPassManager &pm);
-
-/// Adds the host-code conversion both targets share: memref (heap through
-/// the generic, counted `_mlir_memref_to_llvm_*` functions), arith, index,
-/// func and CF to the LLVM dialect.
-void addRematHostToLLVMPasses(mlir::OpPassManager &pm);
-
-/// Builds the CUDA lowering of a (rematerialized) training step: the shared
-/// bufferization, cuBLAS calls for matmuls, every other loop nest a GPU
-/// kernel (parallel loops -> gpu.launch -> NVVM), kernels serialized to a
-/// cubin with the toolkit's ptxas, host code in the LLVM dialect calling
-/// remat's CUDA runtime (`mgpu*`, counting device allocator `remat_cuda_*`).
-void buildRematLowerCUDAPipeline(mlir::OpPassManager &pm,
-                                 const RematLowerCUDAOptions &options);
-
-/// Registers `-remat-lower-cuda`.
-void registerRematLowerCUDAPipeline();
-
 #define GEN_PASS_REGISTRATION
 #include "remat/Conversion/Passes.h.inc"
-
-/// Registers every lowering pass and pipeline of remat.
-inline void registerRematLoweringPasses() {
-  registerRematConversionPasses();
-  registerRematBufferizePipeline();
-  registerRematLowerCPUPipeline();
-  registerRematLowerCUDAPipeline();
-}
 
 } // namespace remat
 

@@ -341,8 +341,15 @@ func.func @half_prediction(%x: tensor<4xf32>) -> tensor<4xf32> attributes {remat
 
 // -----
 
-// expected-error @+1 {{a plan's policy is not empty}}
+// expected-error @+1 {{a plan's policy is one of -remat-mark's, not ''}}
 func.func @empty_policy(%x: tensor<4xf32>) -> tensor<4xf32> attributes {remat.plan = #remat.plan<policy = "", segments = 1>} {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{a plan's policy is one of -remat-mark's, not 'always'}}
+func.func @unknown_policy(%x: tensor<4xf32>) -> tensor<4xf32> attributes {remat.plan = #remat.plan<policy = "always", segments = 1>} {
   return %x : tensor<4xf32>
 }
 

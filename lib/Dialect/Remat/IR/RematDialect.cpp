@@ -23,6 +23,8 @@ using namespace remat;
 
 #include "remat/Dialect/Remat/IR/RematOpsDialect.cpp.inc"
 
+#include "remat/Dialect/Remat/IR/RematEnums.cpp.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "remat/Dialect/Remat/IR/RematAttrs.cpp.inc"
 
@@ -43,8 +45,9 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                std::optional<int64_t> recomputeFlops,
                                std::optional<int64_t> budget,
                                std::optional<int64_t> lowerBound) {
-  if (policy.empty())
-    return emitError() << "a plan's policy is not empty";
+  if (!symbolizeMarkPolicy(policy))
+    return emitError() << "a plan's policy is one of -remat-mark's, not '"
+                       << policy << "'";
   // The prediction is both figures or neither (-remat-mark predict=false).
   if (predictedPeak.has_value() != recomputeFlops.has_value())
     return emitError() << "a plan has both 'predictedPeak' and "

@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -89,6 +90,64 @@ std::optional<int64_t> remat::getElementBytes(Type type) {
                    : std::nullopt;
   }
   return std::nullopt;
+}
+
+std::optional<int64_t> remat::getTypeBytes(Type type) {
+  if (auto shaped = dyn_cast<ShapedType>(type)) {
+    if (!shaped.hasStaticShape())
+      return std::nullopt;
+    std::optional<int64_t> element = getElementBytes(shaped.getElementType());
+    if (!element)
+      return std::nullopt;
+    return shaped.getNumElements() * *element;
+  }
+  return getElementBytes(type);
+}
+
+llvm::SetVector<Value> remat::getSavedValues(BackwardOp backward) {
+  llvm::SetVector<Value> saved;
+  backward.getBody().walk([&](Operation *op) {
+    for (Value operand : op->getOperands())
+      if (!backward->isAncestor(operand.getParentRegion()->getParentOp()))
+        saved.insert(operand);
+  });
+  return saved;
+}
+
+std::optional<uint64_t> remat::getConstantTripCount(OpFoldResult lower,
+                                                    OpFoldResult upper,
+                                                    OpFoldResult step,
+                                                    bool isSigned) {
+  std::optional<int64_t> stepValue = getConstantIntValue(step);
+  if (!stepValue || *stepValue <= 0)
+    return std::nullopt;
+  // Upstream's rule on one bit more than the bounds have: `upper - lower`
+  // of a loop over a whole 64-bit range does not wrap.
+  MLIRContext *context = isa<Attribute>(step)
+                             ? cast<Attribute>(step).getContext()
+                             : cast<Value>(step).getContext();
+  auto widen = [&](OpFoldResult bound) -> std::optional<OpFoldResult> {
+    std::optional<std::pair<APInt, bool>> value = getConstantAPIntValue(bound);
+    if (!value)
+      return std::nullopt;
+    const APInt &narrow = value->first;
+    unsigned bits = narrow.getBitWidth() + 1;
+    APInt wide = isSigned ? narrow.sext(bits) : narrow.zext(bits);
+    return OpFoldResult(
+        IntegerAttr::get(IntegerType::get(context, bits), wide));
+  };
+  std::optional<OpFoldResult> lb = widen(lower), ub = widen(upper),
+                              st = widen(step);
+  if (!lb || !ub || !st)
+    return std::nullopt;
+  std::optional<APInt> trips =
+      constantTripCount(*lb, *ub, *st, isSigned,
+                        [](Value, Value, bool) -> std::optional<llvm::APSInt> {
+                          return std::nullopt;
+                        });
+  if (!trips || trips->getActiveBits() > 64)
+    return std::nullopt;
+  return trips->getZExtValue();
 }
 
 BackwardOp remat::getBackwardOp(Region &functionBody) {

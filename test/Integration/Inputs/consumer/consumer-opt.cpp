@@ -6,7 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Dialect/Remat/IR/RematDialect.h"
-#include "remat/Transforms/Passes.h"
+#include "remat/Dialect/Remat/Transforms/Passes.h"
+#include "remat/Planning/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,7 +20,8 @@ int main(int argc, char **argv) {
   registry.insert<remat::RematDialect, mlir::arith::ArithDialect,
                   mlir::func::FuncDialect, mlir::math::MathDialect,
                   mlir::tensor::TensorDialect>();
-  remat::registerRematPasses();
+  remat::registerRematTransformsPasses();
+  remat::registerRematPlanningPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "consumer of remat\n", registry));
 }

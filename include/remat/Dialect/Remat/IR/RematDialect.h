@@ -13,6 +13,8 @@
 
 #include "remat/Dialect/Remat/IR/RematOpsDialect.h.inc"
 
+#include "remat/Dialect/Remat/IR/RematEnums.h.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "remat/Dialect/Remat/IR/RematAttrs.h.inc"
 

@@ -10,6 +10,7 @@
 
 #include "remat/Dialect/Remat/IR/RematDialect.h"
 #include "remat/Interfaces/CostOpInterface.h"
+#include "llvm/ADT/SetVector.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -49,6 +50,34 @@ Policy getPolicy(mlir::Operation *op);
 /// complex numbers, the whole vector for a static vector; std::nullopt for a
 /// type of unknown size.
 std::optional<int64_t> getElementBytes(mlir::Type type);
+
+/// Returns the bytes of a value of `type`: the element count of a statically
+/// shaped tensor, memref or vector times getElementBytes of its element, the
+/// element bytes of a scalar; std::nullopt for a dynamic shape or an element
+/// of unknown size. Every price remat puts on a value (saved bytes, peaks,
+/// buffer sizes, stack slots) is this one.
+std::optional<int64_t> getTypeBytes(mlir::Type type);
+
+/// Returns getTypeBytes of `value`'s type.
+inline std::optional<int64_t> getValueBytes(mlir::Value value) {
+  return getTypeBytes(value.getType());
+}
+
+/// Returns the saved values of the training step of `backward`: the values
+/// defined outside its region (forward values and function arguments) that
+/// an op inside it uses, in the order a walk of the region first uses them.
+/// They stay live from their definition to their last backward use.
+llvm::SetVector<mlir::Value> getSavedValues(BackwardOp backward);
+
+/// Returns the iterations of a loop from `lower` to `upper` by `step` (signed
+/// or unsigned bounds) when all three are constants, with upstream's rule
+/// (mlir::constantTripCount): 0 when `upper` is not above `lower`,
+/// std::nullopt for a step that is not a positive constant or a count beyond
+/// 64 bits. Every trip count remat reads of a loop is this one.
+std::optional<uint64_t> getConstantTripCount(mlir::OpFoldResult lower,
+                                             mlir::OpFoldResult upper,
+                                             mlir::OpFoldResult step,
+                                             bool isSigned = true);
 
 /// Emits an error at the first tensor, memref or vector of more than 1 TiB
 /// in `root` (`root` included): arguments and results of every function

@@ -1,0 +1,94 @@
+//===- LowerCPU.cpp - The -remat-lower-cpu pipeline -----------------------===//
+//
+// This file implements the CPU lowering of a training step, from tensors with
+// remat ops down to the LLVM dialect: the shared bufferization, then the
+// CPU's runtime calls, vector code, loops and LLVM.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Codegen/Passes.h"
+#include "remat/Memory/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void remat::buildRematLowerCPUPipeline(OpPassManager &pm,
+                                       const RematLowerCPUOptions &options) {
+  buildRematBufferizePipeline(pm, options.fuseElementwise, options.planArena,
+                              options.schedule);
+  if (options.useBlas) {
+    pm.addPass(createRematMatmulToBlasPass());
+    pm.addPass(createRematConvToBlasPass());
+  }
+
+  // Loops, then LLVM; heap allocations call the runtime's counting
+  // allocator (_mlir_memref_to_llvm_aligned_alloc / _free), which sees each
+  // buffer's exact size rather than size plus alignment padding.
+  pm.addNestedPass<func::FuncOp>(createRematStridedCopiesToLinalgPass());
+  // With vector code or without: the sums' order is the split's either way.
+  pm.addNestedPass<func::FuncOp>(createRematSplitReductionsPass());
+  if (options.vectorize) {
+    RematVectorizePassOptions vectorize;
+    vectorize.vectorBits = options.vectorBits;
+    pm.addNestedPass<func::FuncOp>(createRematVectorizePass(vectorize));
+  }
+  // Parallel dimensions become scf.parallel (reductions scf.for), and the
+  // outermost parallel loops with enough work run on the runtime's pool.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  if (options.vectorize)
+    pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass());
+  // Runs of loops over the same rows become one loop (the same bits).
+  pm.addNestedPass<func::FuncOp>(createRematFuseParallelLoopsPass());
+  if (options.parallelLoops) {
+    RematOutlineParallelLoopsPassOptions outline;
+    outline.minUnitWork = options.minUnitWork;
+    pm.addPass(createRematOutlineParallelLoopsPass(outline));
+  }
+  // A function per loop nest, one copy of each: LLVM's loop passes are
+  // superlinear in the loops of one function, and repeated layers give the
+  // same nests.
+  if (options.outlineLoopNests) {
+    pm.addPass(createRematOutlineLoopNestsPass());
+    pm.addPass(createRematDedupeFunctionsPass());
+  }
+  // The passes that lower one function without reading another run on
+  // the module's functions in parallel (nestAny): after outlining, the
+  // hundreds of nests' functions.
+  OpPassManager &eachFunction = pm.nestAny();
+  addRematLoopsToCFPasses(eachFunction);
+  // tanh and erf as vector polynomials; then the math ops LLVM has
+  // intrinsics or expansions for (rsqrt, exp, ...); only the rest become
+  // libm calls, on vectors one lane at a time (vector.extract and insert,
+  // so before vector-to-llvm).
+  if (options.approximateMath)
+    eachFunction.addPass(createRematApproximateMathPass());
+  eachFunction.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  // Vector reductions stay ordered (no reassociation): the vector code adds
+  // in the scalar loops' order.
+  if (options.vectorize) {
+    OpPassManager &eachVectorFunction = pm.nestAny();
+    eachVectorFunction.addPass(createConvertVectorToLLVMPass());
+    // The vectorizer pads reads with ub.poison.
+    eachVectorFunction.addPass(createUBToLLVMConversionPass());
+    pm.addPass(createRematWidenBoolVectorsPass());
+  }
+  addRematHostToLLVMPasses(pm);
+  OpPassManager &eachLLVMFunction = pm.nestAny();
+  eachLLVMFunction.addPass(createReconcileUnrealizedCastsPass());
+  eachLLVMFunction.addPass(createCanonicalizerPass());
+}
+
+void remat::registerRematLowerCPUPipeline() {
+  PassPipelineRegistration<RematLowerCPUOptions>(
+      "remat-lower-cpu",
+      "Lower a training step to the LLVM dialect for the CPU (remat ops, "
+      "fusion, bufferization, deallocation, BLAS, LLVM)",
+      buildRematLowerCPUPipeline);
+}

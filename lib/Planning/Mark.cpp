@@ -1,0 +1,434 @@
+//===- Mark.cpp - Choose checkpoint segments by a policy ------------------===//
+//
+// This file implements -remat-mark: it checks the policy options, builds the
+// marking problem of each training step, runs the chosen planner and writes
+// its marks, with a remark stating the plan and its predicted cost.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Analysis/CostModel.h"
+#include "remat/Dialect/Remat/IR/RematOps.h"
+#include "remat/Memory/MemoryPlan.h"
+#include "remat/Planning/Passes.h"
+#include "remat/Planning/Planner.h"
+
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Debug.h"
+
+#include <limits>
+#include <map>
+#include <set>
+
+#define DEBUG_TYPE "remat-mark"
+
+namespace remat {
+#define GEN_PASS_DEF_REMATMARKPASS
+#include "remat/Planning/Passes.h.inc"
+} // namespace remat
+
+using namespace mlir;
+using namespace remat;
+
+namespace {
+
+struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
+  using RematMarkPassBase::RematMarkPassBase;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    RematMarkPassBase::getDependentDialects(registry);
+    registerCostModelExternalModels(registry);
+    addPlanPipelineDialects(getPlanPipeline(planPipeline), registry);
+  }
+
+  /// Returns an error message if the options do not make a plan.
+  std::string checkOptions() {
+    if (policy == MarkPolicy::Sequential && segments == 0)
+      return "policy=sequential needs segments=N with N >= 1";
+    if (policy != MarkPolicy::Sequential && segments.hasValue())
+      return "segments= is an option of policy=sequential only";
+    if (policy != MarkPolicy::Selective &&
+        (saveOps.hasValue() || saveNames.hasValue()))
+      return "save-ops= and save-names= are options of policy=selective only";
+    bool hasBytes = budgetBytes.hasValue(),
+         hasFraction = budgetFraction.hasValue();
+    bool hasBetween = budgetBetween.hasValue();
+    int budgetOptions = hasBytes + hasFraction + hasBetween;
+    if (policy != MarkPolicy::Budget && budgetOptions > 0)
+      return "budget-bytes=, budget-fraction= and budget-between= are options "
+             "of policy=budget only";
+    if (policy == MarkPolicy::Budget) {
+      if (budgetOptions != 1)
+        return "policy=budget needs exactly one of budget-bytes=, "
+               "budget-fraction= and budget-between=";
+      if (hasBytes && budgetBytes <= 0)
+        return "budget-bytes must be positive";
+      if (hasFraction && !(budgetFraction > 0 && budgetFraction <= 1))
+        return "budget-fraction must be in (0, 1]";
+      if (hasBetween && !(budgetBetween >= 0 && budgetBetween <= 1))
+        return "budget-between must be in [0, 1]";
+    }
+    return {};
+  }
+
+  /// The cost of `marking` on its memory plan; the model's, with a warning
+  /// at `function`, when the plan cannot be made.
+  PlanCost predictCost(func::FuncOp function, const MarkingProblem &problem,
+                       const Marking &marking) {
+    std::string error;
+    FailureOr<PlanCost> cost = problem.evaluatePlanned(marking, plans, error);
+    if (succeeded(cost))
+      return *cost;
+    emitWarning(function.getLoc())
+        << "-remat-mark: no memory plan, the predicted peak is the model's: "
+        << error;
+    return problem.evaluate(marking);
+  }
+
+  /// A marking measured on its memory plan, and the budget it answers.
+  struct PlannedPoint {
+    Marking marking;
+    PlanCost cost;
+    int64_t budget = 0;
+  };
+
+  /// The markings measured on their memory plans, at most `limit` (and at
+  /// least two): the unmarked step; the model's Pareto front (fewest FLOPs
+  /// first, each with a lower model peak than the ones before), spread
+  /// evenly over the limit less the policies' plans (getPolicyMarkings),
+  /// which come next so that the answer is never above theirs; then, up to
+  /// the limit, the other markings by the model's peak, lowest first, since
+  /// the model can err where the plan does not (it ranks a marking with the
+  /// matmuls saved above one whose plan peaks higher).
+  static SmallVector<Marking> getMeasured(const MarkingProblem &problem,
+                                          ArrayRef<PlanPoint> candidates,
+                                          unsigned limit) {
+    limit = std::max(limit, 2u);
+    SmallVector<const PlanPoint *> order;
+    for (const PlanPoint &point : candidates)
+      order.push_back(&point);
+    llvm::sort(order, [](const PlanPoint *a, const PlanPoint *b) {
+      return std::make_pair(a->cost.recomputeFlops, a->cost.peakBytes) <
+             std::make_pair(b->cost.recomputeFlops, b->cost.peakBytes);
+    });
+    SmallVector<const PlanPoint *> front;
+    for (const PlanPoint *point : order)
+      if (front.empty() || point->cost.peakBytes < front.back()->cost.peakBytes)
+        front.push_back(point);
+
+    SmallVector<Marking> markings;
+    std::set<Marking> chosen;
+    auto add = [&](const Marking &marking) {
+      if (markings.size() < limit && chosen.insert(marking).second)
+        markings.push_back(marking);
+    };
+    SmallVector<Marking> policies = getPolicyMarkings(problem);
+    add(Marking(problem.size()));
+    size_t count = std::min<size_t>(
+        front.size(), std::max<size_t>(limit - 1 - policies.size(), 1));
+    for (size_t k = 0; k < count; ++k)
+      add(front[count == 1 ? 0 : k * (front.size() - 1) / (count - 1)]
+              ->marking);
+    for (const Marking &marking : policies)
+      add(marking);
+    // Ties in the order the planner found them (the points are one array).
+    llvm::sort(order, [](const PlanPoint *a, const PlanPoint *b) {
+      return std::make_pair(a->cost.peakBytes, a) <
+             std::make_pair(b->cost.peakBytes, b);
+    });
+    for (const PlanPoint *point : order)
+      add(point->marking);
+    return markings;
+  }
+
+  /// Measures `markings` and appends them to `points`, in order: on their
+  /// memory plans if `onPlans` (together on the context's thread pool), else
+  /// on the model. A plan that cannot be made is an error at `function`: the
+  /// first one in order, as one thread would meet it.
+  LogicalResult measure(func::FuncOp function, const MarkingProblem &problem,
+                        SmallVector<Marking> markings, bool onPlans,
+                        SmallVectorImpl<PlanPoint> &points) {
+    if (!onPlans) {
+      SmallVector<PlanCost> costs = problem.evaluateAll(markings);
+      for (auto [marking, cost] : llvm::zip_equal(markings, costs))
+        points.push_back({std::move(marking), cost});
+      return success();
+    }
+    SmallVector<MarkingProblem::PlannedCost> results =
+        problem.evaluatePlannedAll(markings, plans);
+    for (auto [marking, result] : llvm::zip_equal(markings, results)) {
+      if (!result.cost)
+        return function.emitError()
+               << "-remat-mark: policy=budget needs the memory plan: "
+               << result.error;
+      LLVM_DEBUG(llvm::dbgs()
+                 << "remat-mark: measured marking " << points.size()
+                 << ": planned peak " << result.cost->peakBytes
+                 << " bytes, recompute FLOPs " << result.cost->recomputeFlops
+                 << "\n");
+      points.push_back({std::move(marking), *result.cost});
+    }
+    return success();
+  }
+
+  /// The markings policy=budget chooses among, the unmarked step first:
+  /// with a `planLimit` of at least two, those of getMeasured, measured on
+  /// their memory plans; else, on the model, the policies' markings and
+  /// every marking the search evaluated, at the cost it found.
+  LogicalResult measurePoints(func::FuncOp function,
+                              const MarkingProblem &problem,
+                              const BudgetPlanner &planner, unsigned planLimit,
+                              SmallVectorImpl<PlanPoint> &points) {
+    if (planLimit >= 2)
+      return measure(function, problem,
+                     getMeasured(problem, planner.getCandidates(), planLimit),
+                     /*onPlans=*/true, points);
+    SmallVector<Marking> markings = {Marking(problem.size())};
+    llvm::append_range(markings, getPolicyMarkings(problem));
+    (void)measure(function, problem, std::move(markings), /*onPlans=*/false,
+                  points);
+    for (const PlanPoint &point : planner.getCandidates())
+      points.push_back(point);
+    return success();
+  }
+
+  /// Measures on their memory plans the sequential markings (2 to 64
+  /// segments) not in `points` that could answer the budget more cheaply
+  /// than `best` (fewer recompute FLOPs on the model; all without a
+  /// `best`), within the work left to plans beyond the `planLimit` already
+  /// measured: sequential(N)'s planned peak can be below every marking the
+  /// model's front led to, and the answer is never to be above another
+  /// policy's. The model's FLOPs of a marking the search evaluated are
+  /// looked up in `planner`, not measured again.
+  LogicalResult measureSequential(func::FuncOp function,
+                                  const MarkingProblem &problem,
+                                  const BudgetPlanner &planner,
+                                  const PlanPoint *best, unsigned planLimit,
+                                  size_t ops,
+                                  SmallVectorImpl<PlanPoint> &points) {
+    uint64_t room = static_cast<uint64_t>(planWork) / ops;
+    if (room <= planLimit)
+      return success();
+    room -= planLimit;
+    int64_t bound =
+        best ? best->cost.recomputeFlops : std::numeric_limits<int64_t>::max();
+    std::set<Marking> seen;
+    for (const PlanPoint &point : points)
+      seen.insert(point.marking);
+    std::map<Marking, int64_t> modelFlops;
+    for (const PlanPoint &point : planner.getCandidates())
+      modelFlops.try_emplace(point.marking, point.cost.recomputeFlops);
+    // The unseen sequential markings, and the model's FLOPs of those the
+    // search did not evaluate, all at once.
+    size_t last = std::min<size_t>(kMaxSequentialSegments, problem.size());
+    SmallVector<Marking> sequential, unknown;
+    for (unsigned segments = 2; segments <= last; ++segments) {
+      Marking marking = planSequential(problem, segments);
+      if (!seen.insert(marking).second)
+        continue;
+      if (!modelFlops.count(marking))
+        unknown.push_back(marking);
+      sequential.push_back(std::move(marking));
+    }
+    for (auto [marking, cost] :
+         llvm::zip_equal(unknown, problem.evaluateAll(unknown)))
+      modelFlops.try_emplace(marking, cost.recomputeFlops);
+    SmallVector<Marking> cheaper;
+    for (Marking &marking : sequential) {
+      if (room == 0)
+        break;
+      if (modelFlops.at(marking) >= bound)
+        continue;
+      --room;
+      cheaper.push_back(std::move(marking));
+    }
+    return measure(function, problem, std::move(cheaper), /*onPlans=*/true,
+                   points);
+  }
+
+  /// The budget the options ask for, in the bytes of `points` (whose first
+  /// is the unmarked step): budget-bytes, a fraction of the unmarked peak,
+  /// or a point between `lowest`, the lowest peak of `points`, and the top
+  /// of the scale: the lower of the unmarked peak and the peak of `cheap`,
+  /// if measured.
+  int64_t computeBudget(ArrayRef<PlanPoint> points, const Marking &cheap,
+                        int64_t &lowest) {
+    int64_t unmarked = points.front().cost.peakBytes;
+    int64_t top = unmarked;
+    lowest = unmarked;
+    for (const PlanPoint &point : points) {
+      lowest = std::min(lowest, point.cost.peakBytes);
+      if (point.marking == cheap)
+        top = std::min(top, point.cost.peakBytes);
+    }
+    LLVM_DEBUG(llvm::dbgs() << "remat-mark: scale from " << lowest << " to "
+                            << top << " bytes (unmarked " << unmarked << ")\n");
+    if (budgetBytes.hasValue())
+      return static_cast<int64_t>(budgetBytes);
+    if (budgetFraction.hasValue())
+      return static_cast<int64_t>(budgetFraction * unmarked);
+    return lowest + static_cast<int64_t>(budgetBetween * (top - lowest));
+  }
+
+  /// policy=budget: searches on the model, then measures markings on their
+  /// memory plans (getMeasured) and returns the cheapest within the budget,
+  /// which is read in the plans' bytes; on the model's bytes for a step too
+  /// large to measure plans of (kPlanWork).
+  FailureOr<PlannedPoint> planBudget(func::FuncOp function,
+                                     const MarkingProblem &problem,
+                                     raw_ostream &os) {
+    BudgetPlanner planner(problem);
+    numEvaluated += planner.getNumEvaluations();
+    size_t ops = std::max<size_t>(problem.getNumFunctionOps(), 1);
+    // Each plan bufferizes the whole step: at most plan-work / ops of them,
+    // so that a step's plans cost about one bufferization of plan-work ops
+    // whatever its size; with room for fewer than two, none.
+    unsigned planLimit =
+        std::min<size_t>(planCandidates, static_cast<size_t>(planWork) / ops);
+    bool onPlans = planLimit >= 2;
+    SmallVector<PlanPoint> points;
+    if (failed(measurePoints(function, problem, planner, planLimit, points)))
+      return failure();
+    // The top of the budget-between scale: the lower of the unmarked peak
+    // and the peak with only the cheap ops recomputed (planHeavySaved), as
+    // PyTorch's memory budget 1 is its default partition, which recomputes
+    // pointwise ops where that saves memory.
+    Marking cheap = planHeavySaved(problem);
+    if (budgetBetween.hasValue() &&
+        llvm::none_of(
+            points,
+            [&](const PlanPoint &point) { return point.marking == cheap; }) &&
+        failed(measure(function, problem, {cheap}, onPlans, points)))
+      return failure();
+    int64_t lowest;
+    int64_t budget = computeBudget(points, cheap, lowest);
+    const PlanPoint *best = findCheapestWithin(points, budget);
+    if (onPlans) {
+      if (failed(measureSequential(function, problem, planner, best, planLimit,
+                                   ops, points)))
+        return failure();
+      best = findCheapestWithin(points, budget);
+      for (const PlanPoint &point : points)
+        lowest = std::min(lowest, point.cost.peakBytes);
+    }
+    if (!best) {
+      function.emitError()
+          << "-remat-mark: budget of " << budget
+          << " bytes is infeasible: the smallest peak the planner reached is "
+          << lowest << " bytes (unmarked: " << points.front().cost.peakBytes
+          << " bytes)";
+      return failure();
+    }
+    os << ", budget " << budget << " bytes (";
+    if (onPlans)
+      os << points.size() << " markings measured on their memory plans, ";
+    else
+      os << "decided on the model: plans are measured for steps of up to "
+         << planWork / 2 << " ops, this one has " << ops << "; ";
+    os << planner.getNumEvaluations() << " on the model"
+       << (planner.isExact() ? ", every one-segment marking" : "") << ")";
+    return PlannedPoint{best->marking, best->cost, budget};
+  }
+
+  /// Checks the options once per pipeline, before any function is visited
+  /// (also when there is none), however the pass was created, and builds
+  /// the plan pipeline.
+  LogicalResult initialize(MLIRContext *context) override {
+    std::string error = checkOptions();
+    if (!error.empty())
+      return emitError(UnknownLoc::get(context)) << "-remat-mark: " << error;
+    if (policy != MarkPolicy::Annotations)
+      plans.initialize(context, planPipeline);
+    return success();
+  }
+
+  /// Marks the training steps of the module one after the other, each
+  /// planned on copies of itself and its callees (its candidates measured
+  /// on the thread pool): a module pass, since planning reads the callees
+  /// while a function pass could be changing them on another thread.
+  void runOnOperation() override {
+    for (func::FuncOp function :
+         llvm::to_vector(getOperation().getOps<func::FuncOp>()))
+      if (failed(markFunction(function)))
+        return signalPassFailure();
+  }
+
+  /// Writes the policy's marks on `function` if it is a training step.
+  LogicalResult markFunction(func::FuncOp function) {
+    if (failed(verifyMarksTakeEffect(function)))
+      return failure();
+    if (policy == MarkPolicy::Annotations || !getBackwardOp(function.getBody()))
+      return success();
+
+    FailureOr<MarkingProblem> problem = MarkingProblem::build(function);
+    if (failed(problem))
+      return failure();
+
+    Marking marking;
+    SmallVector<bool> saveInSegment;
+    std::optional<PlanCost> budgetCost;
+    std::optional<int64_t> plannedBudget;
+    std::string detail;
+    llvm::raw_string_ostream os(detail);
+    if (policy == MarkPolicy::Sequential) {
+      marking = planSequential(*problem, segments);
+    } else if (policy == MarkPolicy::Sqrt) {
+      unsigned layers = countLayers(*problem);
+      marking = planSqrt(*problem);
+      os << ", " << layers << " layers";
+    } else if (policy == MarkPolicy::Selective) {
+      llvm::StringSet<> ops, names;
+      for (const std::string &name : saveOps)
+        ops.insert(name);
+      for (const std::string &name : saveNames)
+        names.insert(name);
+      marking = planSelective(*problem, ops, names, saveInSegment);
+    } else {
+      FailureOr<PlannedPoint> chosen = planBudget(function, *problem, os);
+      if (failed(chosen))
+        return failure();
+      marking = chosen->marking;
+      budgetCost = chosen->cost;
+      plannedBudget = chosen->budget;
+    }
+
+    std::optional<PlanCost> cost = budgetCost;
+    if (predict && !cost)
+      cost = predictCost(function, *problem, marking);
+    problem->apply(marking, saveInSegment);
+    // Segments, nested ones included: every prefix of a path names one.
+    std::set<SegmentPath> used;
+    for (auto [index, path] : llvm::enumerate(marking)) {
+      bool saved = !saveInSegment.empty() && saveInSegment[index];
+      if (!path.empty() || saved)
+        ++numMarked;
+      for (size_t depth = 1; depth <= path.size(); ++depth)
+        used.insert(SegmentPath(path.begin(), path.begin() + depth));
+    }
+    // The plan, for -remat-report.
+    std::optional<int64_t> peak, flops;
+    if (cost) {
+      peak = cost->peakBytes;
+      flops = cost->recomputeFlops;
+    }
+    function->setAttr(RematDialect::kPlanAttrName,
+                      PlanAttr::get(function.getContext(),
+                                    stringifyMarkPolicy(policy), used.size(),
+                                    peak, flops, plannedBudget,
+                                    /*lowerBound=*/std::nullopt));
+    // On the location, not the op: an op's diagnostics print the whole
+    // function after the message.
+    InFlightDiagnostic remark = emitRemark(function.getLoc());
+    remark << "-remat-mark: policy=" << stringifyMarkPolicy(policy)
+           << ", segments: " << used.size();
+    if (cost)
+      remark << ", predicted peak " << cost->peakBytes
+             << " bytes, recompute FLOPs " << cost->recomputeFlops;
+    remark << detail;
+    return success();
+  }
+
+  /// The plan pipeline, built in initialize().
+  PlanPipeline plans;
+};
+
+} // namespace
