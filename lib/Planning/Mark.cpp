@@ -336,7 +336,7 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     std::string error = checkOptions();
     if (!error.empty())
       return emitError(UnknownLoc::get(context)) << "-remat-mark: " << error;
-    if (policy != MarkPolicy::Annotations)
+    if (policy != MarkPolicy::Annotations || dropRaisingSegments)
       plans.initialize(context, planPipeline);
     return success();
   }
@@ -356,8 +356,11 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
   LogicalResult markFunction(func::FuncOp function) {
     if (failed(verifyMarksTakeEffect(function)))
       return failure();
-    if (policy == MarkPolicy::Annotations || !getBackwardOp(function.getBody()))
+    if (!getBackwardOp(function.getBody()))
       return success();
+    if (policy == MarkPolicy::Annotations)
+      return success(!dropRaisingSegments ||
+                     succeeded(dropSegmentsRaisingPeak(function)));
 
     FailureOr<MarkingProblem> problem = MarkingProblem::build(function);
     if (failed(problem))
@@ -395,12 +398,22 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     if (predict && !cost)
       cost = predictCost(function, *problem, marking);
     problem->apply(marking, saveInSegment);
+    for (auto [index, path] : llvm::enumerate(marking))
+      if (!path.empty() || (!saveInSegment.empty() && saveInSegment[index]))
+        ++numMarked;
+    if (dropRaisingSegments) {
+      FailureOr<bool> dropped = dropSegmentsRaisingPeak(function);
+      if (failed(dropped))
+        return failure();
+      if (*dropped && cost)
+        cost = predictMarked(function);
+    } else if (cost && policy != MarkPolicy::Budget) {
+      nameSegmentsRaisingPeak(function, cost->peakBytes);
+    }
     // Segments, nested ones included: every prefix of a path names one.
     std::set<SegmentPath> used;
-    for (auto [index, path] : llvm::enumerate(marking)) {
-      bool saved = !saveInSegment.empty() && saveInSegment[index];
-      if (!path.empty() || saved)
-        ++numMarked;
+    for (Operation &op : function.getBody().front()) {
+      SmallVector<int64_t, 2> path = getSegmentPath(&op);
       for (size_t depth = 1; depth <= path.size(); ++depth)
         used.insert(SegmentPath(path.begin(), path.begin() + depth));
     }
@@ -425,6 +438,117 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
              << " bytes, recompute FLOPs " << cost->recomputeFlops;
     remark << detail;
     return success();
+  }
+
+  /// The cost of `function` as its marks stand, on its memory plan; the
+  /// model's measure when the plan cannot be made.
+  std::optional<PlanCost> predictMarked(func::FuncOp function) {
+    std::string error;
+    FailureOr<PlanCost> cost = planCheckpointedCopy(
+        function, [](FunctionOpInterface) {}, plans,
+        mustKeepReturnedBuffers(function), error);
+    if (succeeded(cost))
+      return *cost;
+    function.emitWarning() << "-remat-mark: no memory plan of the step ("
+                           << error << "); the plan records no prediction";
+    return std::nullopt;
+  }
+
+  /// With drop-raising-segments: unmarks each top-level segment of
+  /// `function` whose recomputation alone raises the static peak above the
+  /// unmarked step's, then every segment if the rest together still do, and
+  /// says what it dropped in a remark. Returns whether it dropped any.
+  FailureOr<bool> dropSegmentsRaisingPeak(func::FuncOp function) {
+    std::string error;
+    FailureOr<std::optional<SegmentEffects>> measured =
+        measureSegmentEffects(function, plans, /*measureUnmarked=*/true, error);
+    if (failed(measured))
+      return function.emitError()
+             << "-remat-mark: no memory plan of the step: " << error;
+    if (!*measured)
+      return false;
+    const SegmentEffects &effects = **measured;
+    int64_t unmarked = *effects.unmarkedPeak;
+    std::set<int64_t> drop;
+    for (const auto &[segment, alone] : effects.alone)
+      if (alone.second > unmarked)
+        drop.insert(segment);
+    auto unmark = [&](const std::set<int64_t> &segments) {
+      function.getBody().walk([&](Operation *op) {
+        SmallVector<int64_t, 2> path = getSegmentPath(op);
+        if (!path.empty() &&
+            (segments.empty() || segments.count(path.front()))) {
+          op->removeAttr(RematDialect::kSegmentAttrName);
+          op->removeAttr(RematDialect::kPolicyAttrName);
+        }
+      });
+    };
+    int64_t kept = effects.allPeak;
+    bool all = false;
+    if (!drop.empty() && drop.size() < effects.alone.size()) {
+      unmark(drop);
+      std::optional<PlanCost> rest = predictMarked(function);
+      if (!rest)
+        return failure();
+      kept = rest->peakBytes;
+    }
+    if (kept > unmarked) {
+      all = true;
+      unmark({});
+      kept = unmarked;
+    }
+    if (drop.empty() && !all)
+      return false;
+    std::set<int64_t> dropped = drop;
+    if (all)
+      for (const auto &entry : effects.alone)
+        dropped.insert(entry.first);
+    InFlightDiagnostic remark = emitRemark(function.getLoc());
+    remark << "-remat-mark: dropped checkpoint segment"
+           << (dropped.size() > 1 ? "s " : " ");
+    llvm::interleaveComma(dropped, remark);
+    remark << ": recomputing "
+           << (dropped.size() == 1 ? "it raises"
+               : all               ? "them together raises"
+                                   : "each alone raises")
+           << " the static peak above the unmarked step's " << unmarked
+           << " bytes";
+    for (int64_t segment : drop)
+      remark << "; segment " << segment
+             << " alone: " << effects.alone.at(segment).second;
+    remark << "; kept: " << kept << " bytes";
+    return true;
+  }
+
+  /// A remark naming each top-level segment of `function` whose
+  /// recomputation alone raises the static peak above the unmarked step's,
+  /// when its marking's `peak` does.
+  void nameSegmentsRaisingPeak(func::FuncOp function, int64_t peak) {
+    // One plan first (the unmarked step), the segments' only on a rise.
+    std::string error;
+    FailureOr<PlanCost> unmarked = planCheckpointedCopy(
+        function,
+        [](FunctionOpInterface copy) {
+          copy.getFunctionBody().walk([](Operation *op) {
+            op->removeAttr(RematDialect::kSegmentAttrName);
+          });
+        },
+        plans, mustKeepReturnedBuffers(function), error);
+    if (failed(unmarked) || peak <= unmarked->peakBytes)
+      return;
+    FailureOr<std::optional<SegmentEffects>> measured =
+        measureSegmentEffects(function, plans, /*measureUnmarked=*/true, error);
+    if (failed(measured) || !*measured)
+      return;
+    const SegmentEffects &effects = **measured;
+    InFlightDiagnostic remark = emitRemark(function.getLoc());
+    remark << "-remat-mark: policy=" << stringifyMarkPolicy(policy)
+           << "'s marking raises the static peak above the unmarked step's ("
+           << *effects.unmarkedPeak << " -> " << peak << " bytes)";
+    for (const auto &[segment, alone] : effects.alone)
+      if (alone.second > *effects.unmarkedPeak)
+        remark << "; segment " << segment << " alone: " << alone.second;
+    remark << "; drop-raising-segments=true unmarks what raises it";
   }
 
   /// The plan pipeline, built in initialize().

@@ -415,6 +415,79 @@ FailureOr<PlanCost> planCheckpointedCopy(
   return cost;
 }
 
+/// The first op of each top-level checkpoint segment of `function`, by
+/// segment, if it is marked and not yet checkpointed (no op is a clone and
+/// no stateful random op is marked); none otherwise.
+std::map<int64_t, Operation *>
+getSegmentsToCheckpoint(FunctionOpInterface function) {
+  std::map<int64_t, Operation *> segments;
+  bool checkpointed = false;
+  function.getFunctionBody().walk([&](Operation *op) {
+    if (op->hasAttr(RematDialect::kCloneOfAttrName) ||
+        op->hasAttr(RematDialect::kRerunOfAttrName))
+      checkpointed = true;
+    SmallVector<int64_t, 2> path = getSegmentPath(op);
+    if (path.empty())
+      return;
+    if (isa<RngUniformOp>(op))
+      checkpointed = true;
+    segments.try_emplace(path.front(), op);
+  });
+  if (checkpointed)
+    return {};
+  return segments;
+}
+
+FailureOr<std::optional<SegmentEffects>>
+measureSegmentEffects(func::FuncOp function, const PlanPipeline &pipeline,
+                      bool measureUnmarked, std::string &error) {
+  std::map<int64_t, Operation *> segments = getSegmentsToCheckpoint(function);
+  if (segments.empty())
+    return std::optional<SegmentEffects>();
+  // What each measurement recomputes: no segment, every one, or one.
+  enum class Keep { None, All, One };
+  SmallVector<std::pair<Keep, int64_t>> which;
+  if (measureUnmarked)
+    which.push_back({Keep::None, 0});
+  which.push_back({Keep::All, 0});
+  for (auto &entry : segments)
+    which.push_back({Keep::One, entry.first});
+  bool keepReturned = mustKeepReturnedBuffers(function);
+  SmallVector<FailureOr<PlanCost>> costs(which.size(), failure());
+  SmallVector<std::string> errors(which.size());
+  parallelFor(function->getContext(), 0, which.size(), [&](size_t i) {
+    Keep keep = which[i].first;
+    int64_t only = which[i].second;
+    costs[i] = planCheckpointedCopy(
+        function,
+        [&](FunctionOpInterface copy) {
+          if (keep == Keep::All)
+            return;
+          copy.getFunctionBody().walk([&](Operation *op) {
+            SmallVector<int64_t, 2> path = getSegmentPath(op);
+            if (!path.empty() && (keep == Keep::None || path.front() != only))
+              op->removeAttr(RematDialect::kSegmentAttrName);
+          });
+        },
+        pipeline, keepReturned, errors[i]);
+  });
+  SegmentEffects effects;
+  for (auto [i, cost] : llvm::enumerate(costs)) {
+    if (failed(cost)) {
+      error = errors[i];
+      return failure();
+    }
+    auto [keep, only] = which[i];
+    if (keep == Keep::None)
+      effects.unmarkedPeak = cost->peakBytes;
+    else if (keep == Keep::All)
+      effects.allPeak = cost->peakBytes;
+    else
+      effects.alone[only] = {segments[only], cost->peakBytes};
+  }
+  return std::optional<SegmentEffects>(std::move(effects));
+}
+
 FailureOr<PlanCost>
 MarkingProblem::evaluatePlanned(ArrayRef<SegmentPath> marking,
                                 const PlanPipeline &pipeline,

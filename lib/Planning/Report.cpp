@@ -234,29 +234,6 @@ reportMarkPlan(FunctionOpInterface function) {
   return planObject;
 }
 
-/// The first op of each top-level checkpoint segment of `function`, by
-/// segment, if it is marked and not yet checkpointed (no op is a clone and
-/// no stateful random op is marked); none otherwise.
-static std::map<int64_t, Operation *>
-getSegmentsToCheckpoint(FunctionOpInterface function) {
-  std::map<int64_t, Operation *> segments;
-  bool checkpointed = false;
-  function.getFunctionBody().walk([&](Operation *op) {
-    if (op->hasAttr(RematDialect::kCloneOfAttrName) ||
-        op->hasAttr(RematDialect::kRerunOfAttrName))
-      checkpointed = true;
-    SmallVector<int64_t, 2> path = getSegmentPath(op);
-    if (path.empty())
-      return;
-    if (isa<RngUniformOp>(op))
-      checkpointed = true;
-    segments.try_emplace(path.front(), op);
-  });
-  if (checkpointed)
-    return {};
-  return segments;
-}
-
 namespace {
 
 struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
@@ -273,29 +250,6 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
     return success();
   }
 
-  /// The static peak of `function` once -remat-checkpoint rewrites a copy
-  /// of it (the pass's own rewrite), with every segment or only top-level
-  /// segment `only`.
-  FailureOr<int64_t> planCheckpointed(func::FuncOp function,
-                                      std::optional<int64_t> only,
-                                      std::string &error) const {
-    FailureOr<PlanCost> cost = planCheckpointedCopy(
-        function,
-        [&](FunctionOpInterface copy) {
-          if (!only)
-            return;
-          copy.getFunctionBody().walk([&](Operation *op) {
-            SmallVector<int64_t, 2> path = getSegmentPath(op);
-            if (!path.empty() && path.front() != *only)
-              op->removeAttr(RematDialect::kSegmentAttrName);
-          });
-        },
-        plans, mustKeepReturnedBuffers(function), error);
-    if (failed(cost))
-      return failure();
-    return cost->peakBytes;
-  }
-
   /// Before -remat-checkpoint, on a marked step: the static peak once every
   /// segment is recomputed, and once each top-level segment alone is, next
   /// to the step's own (`peak`, nothing recomputed yet). A remark at its
@@ -304,48 +258,42 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
   /// activations it frees.
   void addSegmentEffects(func::FuncOp function, int64_t peak,
                          llvm::json::Object &report) {
-    std::map<int64_t, Operation *> segments = getSegmentsToCheckpoint(function);
-    if (segments.empty())
+    std::string error;
+    FailureOr<std::optional<SegmentEffects>> measured = measureSegmentEffects(
+        function, plans, /*measureUnmarked=*/false, error);
+    if (failed(measured)) {
+      function.emitWarning()
+          << "-remat-report: no memory plan of the checkpointed step: "
+          << error;
       return;
-    SmallVector<std::optional<int64_t>> which = {std::nullopt};
-    for (auto &entry : segments)
-      which.push_back(entry.first);
-    SmallVector<FailureOr<int64_t>> peaks(which.size(), failure());
-    SmallVector<std::string> errors(which.size());
-    parallelFor(&getContext(), 0, which.size(), [&](size_t i) {
-      peaks[i] = planCheckpointed(function, which[i], errors[i]);
-    });
-    for (auto [i, result] : llvm::enumerate(peaks))
-      if (failed(result)) {
-        function.emitWarning()
-            << "-remat-report: no memory plan of the checkpointed step: "
-            << errors[i];
-        return;
-      }
+    }
+    if (!*measured)
+      return;
+    const SegmentEffects &effects = **measured;
     llvm::json::Object &totals = *report.getObject("totals");
-    totals["checkpointed_static_peak_bytes"] = *peaks[0];
-    if (*peaks[0] > peak)
+    totals["checkpointed_static_peak_bytes"] = effects.allPeak;
+    if (effects.allPeak > peak)
       function.emitRemark()
           << "-remat-report: checkpointing every segment raises the static "
              "peak by "
-          << (*peaks[0] - peak) << " bytes (" << peak << " -> " << *peaks[0]
-          << ")";
-    llvm::json::Array effects;
-    for (size_t i = 1; i < which.size(); ++i) {
-      int64_t segment = *which[i];
-      effects.push_back(
+          << (effects.allPeak - peak) << " bytes (" << peak << " -> "
+          << effects.allPeak << ")";
+    llvm::json::Array entries;
+    for (const auto &[segment, alone] : effects.alone) {
+      auto [first, alonePeak] = alone;
+      entries.push_back(
           llvm::json::Object{{"segment", segment},
-                             {"static_peak_bytes", *peaks[i]},
-                             {"peak_change_bytes", *peaks[i] - peak}});
-      if (*peaks[i] > peak)
-        segments[segment]->emitRemark()
+                             {"static_peak_bytes", alonePeak},
+                             {"peak_change_bytes", alonePeak - peak}});
+      if (alonePeak > peak)
+        first->emitRemark()
             << "-remat-report: recomputing checkpoint segment " << segment
-            << " raises the static peak by " << (*peaks[i] - peak) << " bytes ("
-            << peak << " -> " << *peaks[i]
+            << " raises the static peak by " << (alonePeak - peak) << " bytes ("
+            << peak << " -> " << alonePeak
             << "): its recomputation keeps more live in the backward than "
-               "it frees; unmark it";
+               "it frees; unmark it (-remat-mark drop-raising-segments=true)";
     }
-    report["segment_effects"] = std::move(effects);
+    report["segment_effects"] = std::move(entries);
   }
 
   /// Adds the memory plan's figures to `totals`; without one, the static

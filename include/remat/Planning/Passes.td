@@ -288,6 +288,11 @@ def RematMarkPass : Pass<"remat-mark", "mlir::ModuleOp"> {
            "Peak budget of policy=budget, this far from the smallest peak "
            "reached (0) to the lower of the unmarked peak and the peak with "
            "all but the heavy ops recomputed (1)">,
+    Option<"dropRaisingSegments", "drop-raising-segments", "bool",
+           /*default=*/"false",
+           "Unmark each top-level segment whose recomputation alone raises "
+           "the static peak above the unmarked step's, then every segment "
+           "if the rest still do; a remark names what was dropped">,
     Option<"predict", "predict", "bool", /*default=*/"true",
            "Measure the plan's static peak and recompute FLOPs (always done "
            "for policy=budget)">,

@@ -48,6 +48,30 @@ planCheckpointedCopy(mlir::FunctionOpInterface function,
                      const PlanPipeline &pipeline, bool keepReturned,
                      std::string &error);
 
+/// The first op of each top-level checkpoint segment of `function`, by
+/// segment, if it is marked and not yet checkpointed (no op is a clone and
+/// no stateful random op is marked); none otherwise.
+std::map<int64_t, mlir::Operation *>
+getSegmentsToCheckpoint(mlir::FunctionOpInterface function);
+
+/// What recomputing the top-level segments of a marked step does to its
+/// static peak, each measured on -remat-checkpoint's rewrite of a copy.
+struct SegmentEffects {
+  /// The step with no segment recomputed (measured only on request).
+  std::optional<int64_t> unmarkedPeak;
+  /// Every segment recomputed.
+  int64_t allPeak = 0;
+  /// Each segment recomputed alone: its first op and the peak.
+  std::map<int64_t, std::pair<mlir::Operation *, int64_t>> alone;
+};
+
+/// Measures the SegmentEffects of `function`'s segments
+/// (getSegmentsToCheckpoint; std::nullopt when there are none) on the MLIR
+/// context's thread pool.
+llvm::FailureOr<std::optional<SegmentEffects>>
+measureSegmentEffects(mlir::func::FuncOp function, const PlanPipeline &pipeline,
+                      bool measureUnmarked, std::string &error);
+
 /// The forward ops of one training step that a planner can put into
 /// segments, and an exact evaluator of markings.
 ///
