@@ -130,10 +130,8 @@ struct RematMatmulToBlasPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<linalg::LinalgOp> matmuls;
-    // CUDA: f32 products only (cuBLAS in pedantic FP32).
     module.walk([&](linalg::LinalgOp op) {
-      if (isBlasMatmul(op) && (!cuda || (hasUnitInnermostStrides(op) &&
-                                         getBlasInputType(op).isF32())))
+      if (isBlasMatmul(op) && (!cuda || hasUnitInnermostStrides(op)))
         matmuls.push_back(op);
     });
 
@@ -146,9 +144,13 @@ struct RematMatmulToBlasPass
           (Twine(batched ? "remat_batch_matmul_" : "remat_matmul_") +
            getTypeSuffix(inputType))
               .str();
+      // CUDA: cublasSgemm, or cublasGemmEx with f32 compute for 2-byte
+      // inputs.
       if (cuda)
-        name =
-            batched ? "remat_cuda_batch_matmul_f32" : "remat_cuda_matmul_f32";
+        name = (Twine(batched ? "remat_cuda_batch_matmul_"
+                              : "remat_cuda_matmul_") +
+                getTypeSuffix(inputType))
+                   .str();
       func::FuncOp callee =
           getOrDeclareRuntimeFunction(module, name, inputType, rank);
       rewriter.setInsertionPoint(op);
