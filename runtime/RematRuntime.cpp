@@ -1044,11 +1044,6 @@ void matmulHalf(StridedMemRefType<uint16_t, Rank> *a,
   f32(&fa.view, &fb.view, c);
 }
 
-using ConvFn = void (*)(StridedMemRefType<float, 5> *,
-                        StridedMemRefType<float, 5> *,
-                        StridedMemRefType<float, 5> *, int64_t, int64_t,
-                        int64_t, int64_t);
-
 } // namespace
 
 extern "C" void
