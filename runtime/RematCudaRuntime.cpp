@@ -62,6 +62,20 @@ struct Api {
   decltype(&::cublasSetMathMode) cublasSetMathMode = nullptr;
   decltype(&::cublasSgemm) cublasSgemm = nullptr;
   decltype(&::cublasSgemmStridedBatched) cublasSgemmStridedBatched = nullptr;
+  // The C entry points (C++ also sees inline overloads that take the
+  // compute type as a cudaDataType).
+  cublasStatus_t (*cublasGemmEx)(cublasHandle_t, cublasOperation_t,
+                                 cublasOperation_t, int, int, int, const void *,
+                                 const void *, cudaDataType, int, const void *,
+                                 cudaDataType, int, const void *, void *,
+                                 cudaDataType, int, cublasComputeType_t,
+                                 cublasGemmAlgo_t) = nullptr;
+  cublasStatus_t (*cublasGemmStridedBatchedEx)(
+      cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+      const void *, const void *, cudaDataType, int, long long int,
+      const void *, cudaDataType, int, long long int, const void *, void *,
+      cudaDataType, int, long long int, int, cublasComputeType_t,
+      cublasGemmAlgo_t) = nullptr;
 #undef REMAT_DECLARE
 };
 
@@ -217,7 +231,10 @@ bool initializeLocked(State &state, int device, std::string &error) {
       !loadSymbol(cublas, api.cublasSgemm, REMAT_SYMBOL_NAME(cublasSgemm),
                   error) ||
       !loadSymbol(cublas, api.cublasSgemmStridedBatched,
-                  "cublasSgemmStridedBatched", error))
+                  "cublasSgemmStridedBatched", error) ||
+      !loadSymbol(cublas, api.cublasGemmEx, "cublasGemmEx", error) ||
+      !loadSymbol(cublas, api.cublasGemmStridedBatchedEx,
+                  "cublasGemmStridedBatchedEx", error))
     return false;
   checkCublas(api.cublasCreate(&state.cublas), "cublasCreate");
   checkCublas(api.cublasSetStream(state.cublas, state.stream),
@@ -407,6 +424,44 @@ void gemm(const float *a, const int64_t *aStrides, int64_t strideA,
   endTimed(state);
 }
 
+/// gemm for 2-byte A and B (`type`: CUDA_R_16BF or CUDA_R_16F) into an f32
+/// C: cublasGemmEx with float32 compute (autocast's products on tensor
+/// cores, accumulated in float32; the pedantic math mode keeps float32's
+/// reductions).
+void gemmHalf(const uint16_t *a, const int64_t *aStrides, int64_t strideA,
+              const uint16_t *b, const int64_t *bStrides, int64_t strideB,
+              float *c, const int64_t *cStrides, int64_t strideC, int64_t m,
+              int64_t n, int64_t k, int64_t batch, cudaDataType type) {
+  if (m == 0 || n == 0 || batch == 0)
+    return;
+  GemmLayout opA = getGemmOperand(m, k, aStrides, "A");
+  GemmLayout opB = getGemmOperand(k, n, bStrides, "B");
+  GemmLayout opC = getGemmOperand(m, n, cStrides, "C");
+  if (opC.transposed)
+    die("cuBLAS matmul on a result with a non-unit innermost stride");
+  State &state = getInitializedState();
+  const float one = 1.0f;
+  if (state.profile)
+    state.timedName =
+        batch == 1 ? "cublasGemmEx" : "cublasGemmStridedBatchedEx";
+  beginTimed(state);
+  if (batch == 1)
+    checkCublas(state.api.cublasGemmEx(state.cublas, getCublasOp(opB),
+                                       getCublasOp(opA), n, m, k, &one, b, type,
+                                       opB.leading, a, type, opA.leading, &one,
+                                       c, CUDA_R_32F, opC.leading,
+                                       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                "cublasGemmEx");
+  else
+    checkCublas(state.api.cublasGemmStridedBatchedEx(
+                    state.cublas, getCublasOp(opB), getCublasOp(opA), n, m, k,
+                    &one, b, type, opB.leading, strideB, a, type, opA.leading,
+                    strideA, &one, c, CUDA_R_32F, opC.leading, strideC, batch,
+                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                "cublasGemmStridedBatchedEx");
+  endTimed(state);
+}
+
 } // namespace
 
 extern "C" void *mgpuModuleLoad(void *data, size_t) {
@@ -493,6 +548,38 @@ extern "C" void _mlir_ciface_remat_cuda_batch_matmul_f32(RematCudaMemRef3D *a,
        c->sizes[2], a->sizes[2], c->sizes[0]);
 }
 
+extern "C" void _mlir_ciface_remat_cuda_matmul_bf16(RematCudaHalfMemRef2D *a,
+                                                    RematCudaHalfMemRef2D *b,
+                                                    RematCudaMemRef2D *c) {
+  gemmHalf(a->aligned + a->offset, a->strides, 0, b->aligned + b->offset,
+           b->strides, 0, c->aligned + c->offset, c->strides, 0, c->sizes[0],
+           c->sizes[1], a->sizes[1], 1, CUDA_R_16BF);
+}
+
+extern "C" void _mlir_ciface_remat_cuda_matmul_f16(RematCudaHalfMemRef2D *a,
+                                                   RematCudaHalfMemRef2D *b,
+                                                   RematCudaMemRef2D *c) {
+  gemmHalf(a->aligned + a->offset, a->strides, 0, b->aligned + b->offset,
+           b->strides, 0, c->aligned + c->offset, c->strides, 0, c->sizes[0],
+           c->sizes[1], a->sizes[1], 1, CUDA_R_16F);
+}
+
+extern "C" void _mlir_ciface_remat_cuda_batch_matmul_bf16(
+    RematCudaHalfMemRef3D *a, RematCudaHalfMemRef3D *b, RematCudaMemRef3D *c) {
+  gemmHalf(a->aligned + a->offset, a->strides + 1, a->strides[0],
+           b->aligned + b->offset, b->strides + 1, b->strides[0],
+           c->aligned + c->offset, c->strides + 1, c->strides[0], c->sizes[1],
+           c->sizes[2], a->sizes[2], c->sizes[0], CUDA_R_16BF);
+}
+
+extern "C" void _mlir_ciface_remat_cuda_batch_matmul_f16(
+    RematCudaHalfMemRef3D *a, RematCudaHalfMemRef3D *b, RematCudaMemRef3D *c) {
+  gemmHalf(a->aligned + a->offset, a->strides + 1, a->strides[0],
+           b->aligned + b->offset, b->strides + 1, b->strides[0],
+           c->aligned + c->offset, c->strides + 1, c->strides[0], c->sizes[1],
+           c->sizes[2], a->sizes[2], c->sizes[0], CUDA_R_16F);
+}
+
 bool remat::cuda::initialize(int device, std::string &error) {
   State &state = getState();
   std::lock_guard<std::mutex> lock(state.mutex);
@@ -566,6 +653,10 @@ const Symbol *remat::cuda::getSymbols(size_t &count) {
       REMAT_ENTRY(mgpuMemcpy),
       REMAT_ENTRY(_mlir_ciface_remat_cuda_matmul_f32),
       REMAT_ENTRY(_mlir_ciface_remat_cuda_batch_matmul_f32),
+      REMAT_ENTRY(_mlir_ciface_remat_cuda_matmul_bf16),
+      REMAT_ENTRY(_mlir_ciface_remat_cuda_matmul_f16),
+      REMAT_ENTRY(_mlir_ciface_remat_cuda_batch_matmul_bf16),
+      REMAT_ENTRY(_mlir_ciface_remat_cuda_batch_matmul_f16),
   };
 #undef REMAT_ENTRY
   count = sizeof(symbols) / sizeof(symbols[0]);

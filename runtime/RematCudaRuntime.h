@@ -57,6 +57,29 @@ void _mlir_ciface_remat_cuda_matmul_f32(RematCudaMemRef2D *a,
 void _mlir_ciface_remat_cuda_batch_matmul_f32(RematCudaMemRef3D *a,
                                               RematCudaMemRef3D *b,
                                               RematCudaMemRef3D *c);
+
+/// The same products of 2-byte A and B (bfloat16 or float16 bits) into an
+/// f32 C: cublasGemmEx / cublasGemmStridedBatchedEx with float32 compute.
+struct RematCudaHalfMemRef2D {
+  uint16_t *allocated, *aligned;
+  int64_t offset, sizes[2], strides[2];
+};
+struct RematCudaHalfMemRef3D {
+  uint16_t *allocated, *aligned;
+  int64_t offset, sizes[3], strides[3];
+};
+void _mlir_ciface_remat_cuda_matmul_bf16(RematCudaHalfMemRef2D *a,
+                                         RematCudaHalfMemRef2D *b,
+                                         RematCudaMemRef2D *c);
+void _mlir_ciface_remat_cuda_matmul_f16(RematCudaHalfMemRef2D *a,
+                                        RematCudaHalfMemRef2D *b,
+                                        RematCudaMemRef2D *c);
+void _mlir_ciface_remat_cuda_batch_matmul_bf16(RematCudaHalfMemRef3D *a,
+                                               RematCudaHalfMemRef3D *b,
+                                               RematCudaMemRef3D *c);
+void _mlir_ciface_remat_cuda_batch_matmul_f16(RematCudaHalfMemRef3D *a,
+                                              RematCudaHalfMemRef3D *b,
+                                              RematCudaMemRef3D *c);
 }
 
 namespace remat::cuda {

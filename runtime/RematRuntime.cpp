@@ -937,6 +937,190 @@ AllocStats remat::runtime::getAllocStats() {
   return allocator.counter.getStats();
 }
 
+namespace {
+
+//===----------------------------------------------------------------------===//
+// 2-byte operands (bfloat16, float16): converted into float32, then the f32
+// kernels
+//===----------------------------------------------------------------------===//
+
+/// bfloat16 bits as the float they denote (exact).
+inline float bf16ToFloat(uint16_t bits) {
+  uint32_t word = uint32_t(bits) << 16;
+  float value;
+  std::memcpy(&value, &word, sizeof(value));
+  return value;
+}
+
+/// IEEE binary16 bits as the float they denote (exact): subnormals
+/// normalized, infinities and NaNs kept.
+inline float f16ToFloat(uint16_t bits) {
+  uint32_t sign = uint32_t(bits & 0x8000) << 16;
+  uint32_t exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
+  uint32_t word;
+  if (exponent == 0x1f) {
+    word = sign | 0x7f800000 | (mantissa << 13);
+  } else if (exponent != 0) {
+    word = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  } else if (mantissa == 0) {
+    word = sign;
+  } else {
+    // A subnormal: shift its leading one into the implicit bit.
+    int shift = 0;
+    while (!(mantissa & 0x400)) {
+      mantissa <<= 1;
+      ++shift;
+    }
+    word = sign | (uint32_t(113 - shift) << 23) | ((mantissa & 0x3ff) << 13);
+  }
+  float value;
+  std::memcpy(&value, &word, sizeof(value));
+  return value;
+}
+
+/// The float32 copy of a strided 2-byte operand: contiguous, row-major, in
+/// a buffer of the calling thread that grows to the largest operand it is
+/// asked for (outside the counting allocator, as the split-depth partials:
+/// the step's arena holds the 2-byte operand itself).
+template <int Rank> struct FloatCopy {
+  std::vector<float> storage;
+  StridedMemRefType<float, Rank> view;
+
+  void fill(const StridedMemRefType<uint16_t, Rank> &from,
+            float (*toFloat)(uint16_t)) {
+    int64_t count = 1;
+    for (int d = 0; d < Rank; ++d)
+      count *= from.sizes[d];
+    storage.resize(std::max<int64_t>(1, count));
+    view.basePtr = view.data = storage.data();
+    view.offset = 0;
+    int64_t stride = 1;
+    for (int d = Rank - 1; d >= 0; --d) {
+      view.sizes[d] = from.sizes[d];
+      view.strides[d] = stride;
+      stride *= std::max<int64_t>(1, from.sizes[d]);
+    }
+    if (count == 0)
+      return;
+    // Rows of the innermost dimension, the outer indices counted like an
+    // odometer.
+    int64_t index[Rank] = {};
+    int64_t inner = from.sizes[Rank - 1], innerStride = from.strides[Rank - 1];
+    float *to = storage.data();
+    for (int64_t row = 0, rows = count / inner; row < rows; ++row) {
+      const uint16_t *in = from.data + from.offset;
+      for (int d = 0; d < Rank - 1; ++d)
+        in += index[d] * from.strides[d];
+      for (int64_t j = 0; j < inner; ++j)
+        to[j] = toFloat(in[j * innerStride]);
+      to += inner;
+      for (int d = Rank - 2; d >= 0; --d) {
+        if (++index[d] < from.sizes[d])
+          break;
+        index[d] = 0;
+      }
+    }
+  }
+};
+
+template <int Rank> FloatCopy<Rank> &getFloatCopy(int slot) {
+  thread_local FloatCopy<Rank> copies[2];
+  return copies[slot];
+}
+
+/// A (batch) matmul of 2-byte A and B into an f32 C: A and B converted
+/// (exactly) into float32, then the f32 kernel, which accumulates in
+/// float32 as PyTorch's CPU kernels of these types do.
+template <int Rank>
+void matmulHalf(StridedMemRefType<uint16_t, Rank> *a,
+                StridedMemRefType<uint16_t, Rank> *b,
+                StridedMemRefType<float, Rank> *c, float (*toFloat)(uint16_t),
+                void (*f32)(StridedMemRefType<float, Rank> *,
+                            StridedMemRefType<float, Rank> *,
+                            StridedMemRefType<float, Rank> *)) {
+  FloatCopy<Rank> &fa = getFloatCopy<Rank>(0), &fb = getFloatCopy<Rank>(1);
+  fa.fill(*a, toFloat);
+  fb.fill(*b, toFloat);
+  f32(&fa.view, &fb.view, c);
+}
+
+} // namespace
+
+extern "C" void
+_mlir_ciface_remat_matmul_bf16(StridedMemRefType<uint16_t, 2> *a,
+                               StridedMemRefType<uint16_t, 2> *b,
+                               StridedMemRefType<float, 2> *c) {
+  matmulHalf<2>(a, b, c, bf16ToFloat, _mlir_ciface_remat_matmul_f32);
+}
+
+extern "C" void _mlir_ciface_remat_matmul_f16(StridedMemRefType<uint16_t, 2> *a,
+                                              StridedMemRefType<uint16_t, 2> *b,
+                                              StridedMemRefType<float, 2> *c) {
+  matmulHalf<2>(a, b, c, f16ToFloat, _mlir_ciface_remat_matmul_f32);
+}
+
+extern "C" void
+_mlir_ciface_remat_batch_matmul_bf16(StridedMemRefType<uint16_t, 3> *a,
+                                     StridedMemRefType<uint16_t, 3> *b,
+                                     StridedMemRefType<float, 3> *c) {
+  matmulHalf<3>(a, b, c, bf16ToFloat, _mlir_ciface_remat_batch_matmul_f32);
+}
+
+extern "C" void
+_mlir_ciface_remat_batch_matmul_f16(StridedMemRefType<uint16_t, 3> *a,
+                                    StridedMemRefType<uint16_t, 3> *b,
+                                    StridedMemRefType<float, 3> *c) {
+  matmulHalf<3>(a, b, c, f16ToFloat, _mlir_ciface_remat_batch_matmul_f32);
+}
+
+extern "C" void
+_mlir_ciface_remat_conv2d_bf16(StridedMemRefType<uint16_t, 5> *image,
+                               StridedMemRefType<uint16_t, 5> *filter,
+                               StridedMemRefType<float, 5> *response,
+                               int64_t strideH, int64_t strideW,
+                               int64_t dilationH, int64_t dilationW) {
+  FloatCopy<5> &x = getFloatCopy<5>(0), &w = getFloatCopy<5>(1);
+  x.fill(*image, bf16ToFloat);
+  w.fill(*filter, bf16ToFloat);
+  _mlir_ciface_remat_conv2d_f32(&x.view, &w.view, response, strideH, strideW,
+                                dilationH, dilationW);
+}
+
+extern "C" void
+_mlir_ciface_remat_conv2d_f16(StridedMemRefType<uint16_t, 5> *image,
+                              StridedMemRefType<uint16_t, 5> *filter,
+                              StridedMemRefType<float, 5> *response,
+                              int64_t strideH, int64_t strideW,
+                              int64_t dilationH, int64_t dilationW) {
+  FloatCopy<5> &x = getFloatCopy<5>(0), &w = getFloatCopy<5>(1);
+  x.fill(*image, f16ToFloat);
+  w.fill(*filter, f16ToFloat);
+  _mlir_ciface_remat_conv2d_f32(&x.view, &w.view, response, strideH, strideW,
+                                dilationH, dilationW);
+}
+
+extern "C" void _mlir_ciface_remat_conv2d_filter_grad_bf16(
+    StridedMemRefType<uint16_t, 5> *image, StridedMemRefType<float, 5> *filter,
+    StridedMemRefType<uint16_t, 5> *response, int64_t strideH, int64_t strideW,
+    int64_t dilationH, int64_t dilationW) {
+  FloatCopy<5> &x = getFloatCopy<5>(0), &y = getFloatCopy<5>(1);
+  x.fill(*image, bf16ToFloat);
+  y.fill(*response, bf16ToFloat);
+  _mlir_ciface_remat_conv2d_filter_grad_f32(&x.view, filter, &y.view, strideH,
+                                            strideW, dilationH, dilationW);
+}
+
+extern "C" void _mlir_ciface_remat_conv2d_filter_grad_f16(
+    StridedMemRefType<uint16_t, 5> *image, StridedMemRefType<float, 5> *filter,
+    StridedMemRefType<uint16_t, 5> *response, int64_t strideH, int64_t strideW,
+    int64_t dilationH, int64_t dilationW) {
+  FloatCopy<5> &x = getFloatCopy<5>(0), &y = getFloatCopy<5>(1);
+  x.fill(*image, f16ToFloat);
+  y.fill(*response, f16ToFloat);
+  _mlir_ciface_remat_conv2d_filter_grad_f32(&x.view, filter, &y.view, strideH,
+                                            strideW, dilationH, dilationW);
+}
+
 void remat::runtime::resetAllocStats() {
   Allocator &allocator = getAllocator();
   std::lock_guard<std::mutex> lock(allocator.mutex);
@@ -976,6 +1160,22 @@ const Symbol *remat::runtime::getSymbols(size_t &count) {
        reinterpret_cast<void *>(&_mlir_ciface_remat_conv2d_f32)},
       {"_mlir_ciface_remat_conv2d_filter_grad_f32",
        reinterpret_cast<void *>(&_mlir_ciface_remat_conv2d_filter_grad_f32)},
+      {"_mlir_ciface_remat_matmul_bf16",
+       reinterpret_cast<void *>(&_mlir_ciface_remat_matmul_bf16)},
+      {"_mlir_ciface_remat_matmul_f16",
+       reinterpret_cast<void *>(&_mlir_ciface_remat_matmul_f16)},
+      {"_mlir_ciface_remat_batch_matmul_bf16",
+       reinterpret_cast<void *>(&_mlir_ciface_remat_batch_matmul_bf16)},
+      {"_mlir_ciface_remat_batch_matmul_f16",
+       reinterpret_cast<void *>(&_mlir_ciface_remat_batch_matmul_f16)},
+      {"_mlir_ciface_remat_conv2d_bf16",
+       reinterpret_cast<void *>(&_mlir_ciface_remat_conv2d_bf16)},
+      {"_mlir_ciface_remat_conv2d_f16",
+       reinterpret_cast<void *>(&_mlir_ciface_remat_conv2d_f16)},
+      {"_mlir_ciface_remat_conv2d_filter_grad_bf16",
+       reinterpret_cast<void *>(&_mlir_ciface_remat_conv2d_filter_grad_bf16)},
+      {"_mlir_ciface_remat_conv2d_filter_grad_f16",
+       reinterpret_cast<void *>(&_mlir_ciface_remat_conv2d_filter_grad_f16)},
       // Strided memref.copy lowers to this call into MLIR's C runner utils.
       {"memrefCopy", reinterpret_cast<void *>(&memrefCopy)},
       {"tanhf",

@@ -74,6 +74,42 @@ void _mlir_ciface_remat_conv2d_filter_grad_f32(
     StridedMemRefType<float, 5> *image, StridedMemRefType<float, 5> *filter,
     StridedMemRefType<float, 5> *response, int64_t strideH, int64_t strideW,
     int64_t dilationH, int64_t dilationW);
+
+/// The same products of 2-byte operands (bfloat16 or float16 bits, as
+/// autocast's matmuls and convolutions read them) into an f32 result: each
+/// 2-byte operand is converted exactly into a float32 copy (a buffer of the
+/// calling thread, outside the counting allocator), then the f32 kernel
+/// above accumulates in float32.
+void _mlir_ciface_remat_matmul_bf16(StridedMemRefType<uint16_t, 2> *a,
+                                    StridedMemRefType<uint16_t, 2> *b,
+                                    StridedMemRefType<float, 2> *c);
+void _mlir_ciface_remat_matmul_f16(StridedMemRefType<uint16_t, 2> *a,
+                                   StridedMemRefType<uint16_t, 2> *b,
+                                   StridedMemRefType<float, 2> *c);
+void _mlir_ciface_remat_batch_matmul_bf16(StridedMemRefType<uint16_t, 3> *a,
+                                          StridedMemRefType<uint16_t, 3> *b,
+                                          StridedMemRefType<float, 3> *c);
+void _mlir_ciface_remat_batch_matmul_f16(StridedMemRefType<uint16_t, 3> *a,
+                                         StridedMemRefType<uint16_t, 3> *b,
+                                         StridedMemRefType<float, 3> *c);
+void _mlir_ciface_remat_conv2d_bf16(StridedMemRefType<uint16_t, 5> *image,
+                                    StridedMemRefType<uint16_t, 5> *filter,
+                                    StridedMemRefType<float, 5> *response,
+                                    int64_t strideH, int64_t strideW,
+                                    int64_t dilationH, int64_t dilationW);
+void _mlir_ciface_remat_conv2d_f16(StridedMemRefType<uint16_t, 5> *image,
+                                   StridedMemRefType<uint16_t, 5> *filter,
+                                   StridedMemRefType<float, 5> *response,
+                                   int64_t strideH, int64_t strideW,
+                                   int64_t dilationH, int64_t dilationW);
+void _mlir_ciface_remat_conv2d_filter_grad_bf16(
+    StridedMemRefType<uint16_t, 5> *image, StridedMemRefType<float, 5> *filter,
+    StridedMemRefType<uint16_t, 5> *response, int64_t strideH, int64_t strideW,
+    int64_t dilationH, int64_t dilationW);
+void _mlir_ciface_remat_conv2d_filter_grad_f16(
+    StridedMemRefType<uint16_t, 5> *image, StridedMemRefType<float, 5> *filter,
+    StridedMemRefType<uint16_t, 5> *response, int64_t strideH, int64_t strideW,
+    int64_t dilationH, int64_t dilationW);
 }
 
 namespace remat::runtime {

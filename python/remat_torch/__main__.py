@@ -1,7 +1,7 @@
 """remat-torch-export: writes a PyTorch model's training step as remat IR.
 
     remat-torch-export MODULE.py:FACTORY -o DIR [--dropout P] [--no-checkpoint]
-                       [--seed N] [--reference]
+                       [--seed N] [--reference [--no-reference64]]
 
 FACTORY() returns (model, inputs) with model(*inputs) the scalar loss (see
 remat_torch/zoo.py; `remat_torch.zoo:mlp` names a zoo model). Writes
@@ -131,7 +131,8 @@ def _reference64(model, inputs, out_names, samples=4):
         return None
 
 
-def export(model, inputs, out_dir, seed=1234, reference=False, description=""):
+def export(model, inputs, out_dir, seed=1234, reference=False, description="",
+           reference64=True):
     import numpy as np
     import torch
     from .export import to_mlir, trace_joint
@@ -169,7 +170,7 @@ def export(model, inputs, out_dir, seed=1234, reference=False, description=""):
             p = os.path.join(out_dir, f"ref-{i:02d}-{n}.npy")
             np.save(p, r.astype(np.float32))
             manifest["reference"].append(p)
-        reference64 = _reference64(model, inputs, out_names)
+        reference64 = _reference64(model, inputs, out_names) if reference64 else None
         if reference64 is not None:
             refs64, manifest["noise64"] = reference64
             manifest["reference64"] = []
@@ -193,6 +194,10 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=1234, help="the step's dropout seed")
     parser.add_argument("--reference", action="store_true",
                         help="also write PyTorch eager's loss and gradients")
+    parser.add_argument("--no-reference64", action="store_true",
+                        help="with --reference, skip the float64 reference and its "
+                             "Monte Carlo noise (a mixed-precision step's checker "
+                             "compares with PyTorch's float32 step instead)")
     args = parser.parse_args(argv)
 
     from .export import ExportError
@@ -202,7 +207,8 @@ def main(argv=None):
     try:
         m = export(model, inputs, args.output_dir, args.seed, args.reference,
                    description=f"{args.model}: exported by remat-torch-export "
-                               "(AOTAutograd joint graph, core ATen ops)")
+                               "(AOTAutograd joint graph, core ATen ops)",
+                   reference64=not args.no_reference64)
     except ExportError as err:
         print(f"remat-torch-export: error: {err}", file=sys.stderr)
         return 1

@@ -25,20 +25,35 @@ def tensor_type(shape, dtype):
     return "tensor<" + "x".join(str(d) for d in shape) + f"x{dtype}>"
 
 
-def flit(value):
-    """An f32 literal that round-trips."""
+# The bit patterns of -inf, +inf and NaN per float type (MLIR's hexadecimal
+# float literals are the type's own bits).
+SPECIAL_BITS = {"f32": ("0xFF800000", "0x7F800000", "0x7FC00000"),
+                "bf16": ("0xFF80", "0x7F80", "0x7FC0"),
+                "f16": ("0xFC00", "0x7C00", "0x7E00"),
+                "f64": ("0xFFF0000000000000", "0x7FF0000000000000", "0x7FF8000000000000")}
+
+
+def flit(value, dtype="f32"):
+    """A float literal of element type `dtype` that round-trips (a 2-byte
+    type rounds the decimal to nearest, as PyTorch's conversion does)."""
     if math.isinf(value):
-        return "0xFF800000" if value < 0 else "0x7F800000"
+        return SPECIAL_BITS[dtype][0 if value < 0 else 1]
     if math.isnan(value):
-        return "0x7FC00000"
-    return "%.9e" % value
+        return SPECIAL_BITS[dtype][2]
+    return "%.17e" % value if dtype == "f64" else "%.9e" % value
 
 
 def is_float(dtype):
     return dtype in ("f32", "f16", "bf16", "f64")
 
 
+def is_half(dtype):
+    """bfloat16 and float16: autocast's 2-byte types, computed in float32."""
+    return dtype in ("f16", "bf16")
+
+
 INT_BITS = {"i1": 1, "i32": 32, "i64": 64}
+FLOAT_BITS = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}
 
 
 def literal(value, dtype):
@@ -46,17 +61,18 @@ def literal(value, dtype):
     if dtype == "i1":
         return "true" if value else "false"
     if is_float(dtype):
-        return flit(float(value))
+        return flit(float(value), dtype)
     return str(int(value))
 
 
 def mlir_dtype(torch_dtype):
     """The element type of a torch dtype the exporter maps, else UnsupportedOp."""
     import torch
-    types = {torch.float32: "f32", torch.int64: "i64", torch.int32: "i32",
-             torch.bool: "i1"}
+    types = {torch.float32: "f32", torch.bfloat16: "bf16", torch.float16: "f16",
+             torch.int64: "i64", torch.int32: "i32", torch.bool: "i1"}
     if torch_dtype not in types:
-        raise UnsupportedOp(f"dtype {torch_dtype} (only float32, int64, int32 and bool)")
+        raise UnsupportedOp(f"dtype {torch_dtype} (only float32, bfloat16, float16, int64, "
+                            f"int32 and bool)")
     return types[torch_dtype]
 
 
@@ -66,7 +82,13 @@ def _category(dtype):
 
 
 def _widest(dtypes):
-    return max(dtypes, key=lambda d: (_category(d), 64 if is_float(d) else INT_BITS[d]))
+    """The widest of `dtypes` by PyTorch's promotion: bfloat16 with float16
+    is float32."""
+    dtypes = set(dtypes)
+    if {"bf16", "f16"} <= dtypes:
+        dtypes = (dtypes - {"bf16", "f16"}) | {"f32"}
+    return max(sorted(dtypes), key=lambda d: (_category(d),
+                                              FLOAT_BITS[d] if is_float(d) else INT_BITS[d]))
 
 
 def promote(*xs):
@@ -226,9 +248,14 @@ class Emitter:
             return a
         if dtype == "i1":
             return self.cmp("une" if is_float(a.dtype) else "ne", a, 0)
+        if is_half(a.dtype) and not is_float(dtype) or is_half(dtype) and not is_float(a.dtype):
+            # Between integers and 2-byte floats through float32.
+            return self.convert(self.convert(a, "f32"), dtype)
         if is_float(a.dtype) and is_float(dtype):
-            raise UnsupportedOp(f"a conversion from {a.dtype} to {dtype}")
-        if is_float(a.dtype):
+            if FLOAT_BITS[a.dtype] == FLOAT_BITS[dtype]:  # bfloat16 <-> float16
+                return self.convert(self.convert(a, "f32"), dtype)
+            op = "extf" if FLOAT_BITS[dtype] > FLOAT_BITS[a.dtype] else "truncf"
+        elif is_float(a.dtype):
             op = "fptosi"
         elif is_float(dtype):
             op = "uitofp" if a.dtype == "i1" else "sitofp"
@@ -354,15 +381,19 @@ class Emitter:
         return out
 
     def matmul(self, a, b, op="matmul"):
-        if a.dtype != "f32" or b.dtype != "f32":
-            raise UnsupportedOp(f"a matmul of {a.dtype} and {b.dtype} (only float32)")
+        """A (batch) matmul; of bfloat16 or float16 operands (autocast's) it
+        accumulates in float32, into a float32 result rounded once to the
+        operands' type, as PyTorch's CPU and cuBLAS kernels do."""
+        if a.dtype != b.dtype or a.dtype not in ("f32", "bf16", "f16"):
+            raise UnsupportedOp(f"a matmul of {a.dtype} and {b.dtype} (only float32, "
+                                f"bfloat16 or float16 on both)")
         shape = a.shape[:-1] + b.shape[-1:]
         init = self.filled(shape, 0.0)
         out = self.new(shape, hint="mm")
         self.emit(f"  {out.name} = linalg.{op}{self.ATTRS} ins({a.name}, {b.name} : "
                   f"{a.type}, {b.type}) outs({init.name} : {init.type}) -> {out.type}",
                   out.name)
-        return out
+        return self.convert(out, a.dtype)
 
     def reduce(self, a, dims, kind="sum", keepdim=False):
         """Sum or max over `dims`, or "any" (a logical or, of booleans);
@@ -376,6 +407,9 @@ class Emitter:
         if a.dtype == "i1" and kind == "sum":
             a = self.convert(a, "i64")
         dt = a.dtype
+        # A sum of 2-byte floats accumulates in float32 and rounds once, as
+        # PyTorch's reductions do (a max is exact in any type).
+        acc_dt = "f32" if is_half(dt) and kind == "sum" else dt
         if kind == "any":
             start, comb = False, "arith.ori"
         elif is_float(dt):
@@ -384,15 +418,21 @@ class Emitter:
         else:
             start = 0 if kind == "sum" else -(1 << (INT_BITS[dt] - 1))
             comb = "arith.addi" if kind == "sum" else "arith.maxsi"
-        init = self.filled(shape, start, dt)
-        out = self.new(shape, dt, hint="red")
+        init = self.filled(shape, start, acc_dt)
+        out = self.new(shape, acc_dt, hint="red")
         i, acc, s = self.fresh("in"), self.fresh("acc"), self.fresh("s")
+        x, ext = i, ""
+        if acc_dt != dt:
+            x = self.fresh("x")
+            ext = f"      {x} = arith.extf {i} : {dt} to {acc_dt}\n"
         self.emit(f"  {out.name} = linalg.reduce ins({a.name} : {a.type}) outs({init.name} "
                   f": {init.type}) dimensions = [{', '.join(map(str, dims))}]{self.ATTRS}\n"
-                  f"    ({i}: {dt}, {acc}: {dt}) {{\n"
-                  f"      {s} = {comb} {i}, {acc} : {dt}\n"
-                  f"      linalg.yield {s} : {dt}\n"
+                  f"    ({i}: {dt}, {acc}: {acc_dt}) {{\n"
+                  f"{ext}"
+                  f"      {s} = {comb} {x}, {acc} : {acc_dt}\n"
+                  f"      linalg.yield {s} : {acc_dt}\n"
                   f"    }}", out.name)
+        out = self.convert(out, dt)
         if keepdim:
             out = self.reshape(out, [1 if i in dims else d for i, d in enumerate(a.shape)])
         return out
@@ -475,6 +515,10 @@ class Emitter:
         [F, C / groups, KH, KW]: out[n, f, h, w] = sum_{c, i, j} x[n, g(f) *
         C / groups + c, h * s + i * d, w * s + j * d] * w[f, c, i, j] as
         linalg.conv_2d_nchw_fchw, grouped as linalg.conv_2d_ngchw_gfchw."""
+        if x.dtype != w.dtype or x.dtype not in ("f32", "bf16", "f16"):
+            raise UnsupportedOp(f"a convolution of {x.dtype} and {w.dtype} (only float32, "
+                                f"bfloat16 or float16 on both)")
+        # 2-byte operands accumulate in the float32 result, rounded once.
         n, c, hp, wp = x.shape
         f, cg, kh, kw = w.shape
         (sh, sw), (dh, dw) = strides, dilations
@@ -491,7 +535,7 @@ class Emitter:
             self.emit(f"  {out.name} = linalg.conv_2d_nchw_fchw{self.ATTRS} ins({x.name}, "
                       f"{w.name} : {x.type}, {w.type}) outs({init.name} : {init.type}) -> "
                       f"{out.type}", out.name, attrs)
-            return out
+            return self.convert(out, x.dtype)
         g = groups
         xg = self.reshape(x, [n, g, c // g] + list(x.shape[2:]))
         wg = self.reshape(w, [g, f // g, cg, kh, kw])
@@ -501,7 +545,7 @@ class Emitter:
         self.emit(f"  {out.name} = linalg.conv_2d_ngchw_gfchw{self.ATTRS} ins({xg.name}, "
                   f"{wg.name} : {xg.type}, {wg.type}) outs({init.name} : {init.type}) -> "
                   f"{out.type}", out.name, attrs)
-        return self.reshape(out, [n, f, ho, wo])
+        return self.convert(self.reshape(out, [n, f, ho, wo]), x.dtype)
 
     def generic(self, inputs, maps, shape, iterators, body, init=None, yields="{y}",
                 dtype="f32"):
@@ -632,6 +676,10 @@ def _result_dtype(e, kwargs):
 
 
 def _layer_norm(e, x, normalized_shape, weight, bias, eps):
+    if is_half(x.dtype):  # in float32, as _batch_norm_train
+        out, mean, rstd = _layer_norm(e, e.convert(x, "f32"), normalized_shape, weight,
+                                      bias, eps)
+        return e.convert(out, x.dtype), mean, rstd
     axes = list(range(len(x.shape) - len(normalized_shape), len(x.shape)))
     n = math.prod(normalized_shape)
     mean = e.binary("mulf", e.reduce(x, axes, keepdim=True), 1.0 / n)
@@ -656,6 +704,10 @@ def _group_norm(e, x, weight, bias, n, c, hxw, group, eps):
     if x.shape[:2] != (n, c) or c % group or x.numel != n * c * hxw:
         raise UnsupportedOp(f"group norm of {list(x.shape)} with N={n}, C={c}, "
                             f"HxW={hxw}, group={group}")
+    if is_half(x.dtype):  # in float32, as _batch_norm_train
+        out, mean, rstd = _group_norm(e, e.convert(x, "f32"), weight, bias, n, c, hxw,
+                                      group, eps)
+        return e.convert(out, x.dtype), mean, rstd
     grouped = e.reshape(x, [n, group, (c // group) * hxw])
     size = (c // group) * hxw
     mean = e.binary("mulf", e.reduce(grouped, [2]), 1.0 / size)
@@ -1198,8 +1250,9 @@ def _to_copy(e, a, **kw):
     if kw.get("dtype") is None:
         return a
     dtype = mlir_dtype(kw["dtype"])
-    if a.dtype == "i1" and dtype == "f32":
-        return e.select(a, 1.0, 0.0)  # bool -> float32 (a dropout mask)
+    if a.dtype == "i1" and is_float(dtype):
+        # bool -> float (a dropout mask)
+        return e.convert(e.select(a, 1.0, 0.0), dtype)
     return e.convert(a, dtype)
 
 
@@ -1359,17 +1412,25 @@ def _convolution_backward(e, grad, x, w, bias_sizes, stride, padding, dilation,
         flip_h, flip_w = f"{kh - 1} - d{3 if g > 1 else 2}", f"{kw - 1} - d{4 if g > 1 else 3}"
         if g == 1:
             flipped = e.generic([w], [f"d1, d0, {flip_h}, {flip_w}", "d0, d1, d2, d3"],
-                                [c, f, kh, kw], ["parallel"] * 4, "", yields="{0}")
+                                [c, f, kh, kw], ["parallel"] * 4, "", yields="{0}",
+                                dtype=w.dtype)
         else:
             flipped = e.generic([e.reshape(w, [g, fg, cg, kh, kw])],
                                 [f"d0, d2, d1, {flip_h}, {flip_w}", "d0, d1, d2, d3, d4"],
-                                [g, cg, fg, kh, kw], ["parallel"] * 5, "", yields="{0}")
+                                [g, cg, fg, kh, kw], ["parallel"] * 5, "", yields="{0}",
+                                dtype=w.dtype)
             flipped = e.reshape(flipped, [c, fg, kh, kw])
         results[0] = e.conv2d(spread, flipped, (1, 1), (dh, dw), g)
     if output_mask[1]:
         extent = [(ho - 1) * sh + dh * (kh - 1) + 1, (wo - 1) * sw + dw * (kw - 1) + 1]
         xp = e.pad(x, [0, 0, ph, pw], [0, 0, extent[0] - hx - ph, extent[1] - wx - pw])
         mul_add = "{t} = arith.mulf {0}, {1} : f32\n{y} = arith.addf {2}, {t} : f32"
+        if is_half(x.dtype):
+            # 2-byte operands, products and sums in float32, rounded once.
+            mul_add = (f"{{t}}a = arith.extf {{0}} : {x.dtype} to f32\n"
+                       f"{{t}}b = arith.extf {{1}} : {x.dtype} to f32\n"
+                       f"{{t}} = arith.mulf {{t}}a, {{t}}b : f32\n"
+                       f"{{y}} = arith.addf {{2}}, {{t}} : f32")
         if g == 1:
             results[1] = e.generic(
                 [grad, xp], ["d4, d0, d5, d6",
@@ -1386,6 +1447,7 @@ def _convolution_backward(e, grad, x, w, bias_sizes, stride, padding, dilation,
                 [g, fg, cg, kh, kw], ["parallel"] * 5 + ["reduction"] * 3, mul_add,
                 init=e.filled([g, fg, cg, kh, kw], 0.0))
             results[1] = e.reshape(gw, [f, cg, kh, kw])
+        results[1] = e.convert(results[1], x.dtype)
     if output_mask[2]:
         results[2] = e.reduce(grad, [0, 2, 3])
     return tuple(results)
@@ -1415,6 +1477,25 @@ def _pool_form(x, kernel, stride, padding, dilation, ceil_mode):
         out.append(o)
         extent.append((o - 1) * s + d * (k - 1) + 1)
     return kernel, stride, padding, dilation, out, extent
+
+
+def in_float32(fn):
+    """`fn` computed in float32 on 2-byte float tensors (autocast's): its
+    bfloat16 or float16 arguments converted, its float32 results rounded
+    back to their type, as PyTorch's CPU kernels of these ops accumulate in
+    float32 and store in the input's type."""
+    def wrapped(e, *args, **kw):
+        halves = [a.dtype for a in args if isinstance(a, Value) and is_half(a.dtype)]
+        if not halves:
+            return fn(e, *args, **kw)
+        args = [e.convert(a, "f32") if isinstance(a, Value) and is_half(a.dtype) else a
+                for a in args]
+        out = fn(e, *args, **kw)
+
+        def back(v):
+            return e.convert(v, halves[0]) if isinstance(v, Value) and v.dtype == "f32" else v
+        return tuple(back(v) for v in out) if isinstance(out, tuple) else back(out)
+    return wrapped
 
 
 def _max_pool2d_with_indices(e, x, kernel, stride=(), padding=0, dilation=1,
@@ -1681,7 +1762,12 @@ def _squeeze(e, a, dims=None):
 
 def _batch_norm_train(e, x, weight, bias, eps):
     """Training-mode batch norm over all dimensions but the channels (1):
-    (normalized output, batch mean, 1 / sqrt(biased variance + eps))."""
+    (normalized output, batch mean, 1 / sqrt(biased variance + eps)). A
+    2-byte input (autocast's) is normalized in float32, and the output and
+    statistics rounded to its type (the types the traced graph gives them)."""
+    if is_half(x.dtype):
+        outs = _batch_norm_train(e, e.convert(x, "f32"), weight, bias, eps)
+        return tuple(e.convert(v, x.dtype) for v in outs)
     axes = [0] + list(range(2, len(x.shape)))
     n = x.numel // x.shape[1]
     stat = [x.shape[1]] + [1] * (len(x.shape) - 2)
@@ -2111,12 +2197,12 @@ def ops():
             _flash_attention_cpu_backward,
         aten.log.default: lambda e, a: e.unary("math.log", a),
         # pooling
-        aten.max_pool2d_with_indices.default: _max_pool2d_with_indices,
-        aten.max_pool2d_with_indices_backward.default: _max_pool2d_with_indices_backward,
-        aten.avg_pool2d.default: _avg_pool2d,
-        aten.avg_pool2d_backward.default: _avg_pool2d_backward,
-        aten._adaptive_avg_pool2d.default: _adaptive_avg_pool2d,
-        aten._adaptive_avg_pool2d_backward.default: _adaptive_avg_pool2d_backward,
+        aten.max_pool2d_with_indices.default: in_float32(_max_pool2d_with_indices),
+        aten.max_pool2d_with_indices_backward.default: in_float32(_max_pool2d_with_indices_backward),
+        aten.avg_pool2d.default: in_float32(_avg_pool2d),
+        aten.avg_pool2d_backward.default: in_float32(_avg_pool2d_backward),
+        aten._adaptive_avg_pool2d.default: in_float32(_adaptive_avg_pool2d),
+        aten._adaptive_avg_pool2d_backward.default: in_float32(_adaptive_avg_pool2d_backward),
         # indexing (cross-entropy's gather and its backward's scatter)
         aten.gather.default: _gather,
         aten.scatter.value: _scatter_value,

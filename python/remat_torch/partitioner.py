@@ -130,7 +130,8 @@ _DTYPES = None
 def _mlir_dtype(torch, dtype):
     global _DTYPES
     if _DTYPES is None:
-        _DTYPES = {torch.float32: "f32", torch.bool: "i1", torch.int64: "i64"}
+        _DTYPES = {torch.float32: "f32", torch.bfloat16: "bf16", torch.float16: "f16",
+                   torch.bool: "i1", torch.int64: "i64"}
     return _DTYPES.get(dtype)
 
 
@@ -270,8 +271,8 @@ class _Lowering:
         if target not in self.decompositions:
             return None
         from torch.fx.experimental.proxy_tensor import make_fx
-        dtypes = {E.mlir_dtype(t): t for t in (torch.float32, torch.int64,
-                                               torch.int32, torch.bool)}
+        dtypes = {E.mlir_dtype(t): t for t in (torch.float32, torch.bfloat16, torch.float16,
+                                               torch.int64, torch.int32, torch.bool)}
 
         def emit(e, *args, **kwargs):
             flat, spec = torch.utils._pytree.tree_flatten((args, kwargs))
@@ -324,7 +325,8 @@ class _Lowering:
             self._pin(node, None)
             return
         other = [v.dtype for v in _flat(node.meta.get("val")) if isinstance(v, torch.Tensor)
-                 and v.dtype not in (torch.float32, torch.bool)]
+                 and v.dtype not in (torch.float32, torch.bfloat16, torch.float16,
+                                     torch.bool)]
         if other:
             self._pin(node, f"{node.target} on {other[0]}")
             return

@@ -16,12 +16,17 @@ def RematMatmulToBlasPass : Pass<"remat-matmul-to-blas", "mlir::ModuleOp"> {
     Rewrites `linalg.matmul` and `linalg.batch_matmul` on f32 memrefs with a
     unit innermost stride into calls to the runtime's
     `remat_matmul_f32` / `remat_batch_matmul_f32` (C interface), which call
-    `cblas_sgemm` with beta = 1 (linalg's C += A * B). Other element types
-    and layouts stay as they are and are lowered to loops.
+    `cblas_sgemm` with beta = 1 (linalg's C += A * B). A matmul of bf16 or
+    f16 inputs (both of one type) into an f32 result, autocast's, calls
+    `remat_matmul_bf16` / `_f16` (and the batch forms), which convert the
+    inputs exactly into f32 copies and multiply as the f32 entry does. Other
+    element types and layouts stay as they are and are lowered to loops.
 
     With `cuda`, the calls go to the CUDA runtime's `remat_cuda_matmul_f32`
-    / `remat_cuda_batch_matmul_f32` (cuBLAS on device buffers) instead, and
-    only operands whose innermost stride is statically 1 are rewritten:
+    / `remat_cuda_batch_matmul_f32` (cuBLAS on device buffers) instead (for
+    2-byte inputs `remat_cuda_matmul_bf16` / `_f16` and the batch forms:
+    cublasGemmEx with float32 compute), and only operands whose innermost
+    stride is statically 1 are rewritten:
     cuBLAS has no fallback loop nest, the GPU kernels do. A transposed input
     is passed as a transposed view on both targets; the CUDA runtime reads
     it with `CUBLAS_OP_T`.
@@ -49,7 +54,11 @@ def RematConvToBlasPass : Pass<"remat-conv-to-blas", "mlir::ModuleOp"> {
     operands it indexes. Each operand is passed as a rank-5 strided view in
     the runtime's order (image [N, G, C, H, W], filter [G, F, C, KH, KW],
     response [N, G, F, OH, OW]; a role the op lacks has size 1) with the
-    strides and dilations as i64 arguments.
+    strides and dilations as i64 arguments. A convolution of bf16 or f16
+    inputs (both of one type, widened by `arith.extf` in its body) into an
+    f32 output, autocast's, calls `remat_conv2d_bf16` / `_f16` (or the
+    filter-gradient forms), which convert the 2-byte operands exactly into
+    f32 copies and run the f32 kernel; with `cuda` it stays loops.
 
     The kernels allocate nothing: they pack im2col tiles of the image into
     a bounded stack buffer and call `cblas_sgemm` per tile (sums in a fixed

@@ -10,13 +10,55 @@
 #include "remat/Memory/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
+
+namespace {
+
+/// Drops the fast-math flags that math-extend-to-supported-types and
+/// arith-emulate-unsupported-floats put on the conversions they insert:
+/// with `contract`, canonicalization folds extf(truncf(x)) into x, which
+/// skips the rounding of a 2-byte result between two ops of a fused loop
+/// (PyTorch rounds every op's result), and would make a value's bits depend
+/// on whether fusion kept it in a buffer: a recomputed segment would no
+/// longer be bit-identical to the forward. Then expands the bf16
+/// conversions into integer code (arith-expand's bf16 patterns alone, so
+/// other ops lower as before): round to nearest even on every host, with
+/// or without AVX512-BF16, and no runtime library's conversion routines.
+struct RoundEveryResultPass
+    : PassWrapper<RoundEveryResultPass, OperationPass<>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(RoundEveryResultPass)
+
+  StringRef getName() const override { return "RoundEveryResultPass"; }
+
+  void runOnOperation() override {
+    getOperation()->walk([](Operation *op) {
+      if (!isa<arith::ExtFOp, arith::TruncFOp>(op))
+        return;
+      auto fastMath = cast<arith::ArithFastMathInterface>(op);
+      op->setAttr(fastMath.getFastMathAttrName(),
+                  arith::FastMathFlagsAttr::get(op->getContext(),
+                                                arith::FastMathFlags::none));
+    });
+    RewritePatternSet patterns(&getContext());
+    arith::populateExpandBFloat16Patterns(patterns);
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns),
+                                  GreedyRewriteConfig().enableFolding(false))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
 
 void remat::buildRematLowerCPUPipeline(OpPassManager &pm,
                                        const RematLowerCPUOptions &options) {
@@ -62,6 +104,17 @@ void remat::buildRematLowerCPUPipeline(OpPassManager &pm,
   // hundreds of nests' functions.
   OpPassManager &eachFunction = pm.nestAny();
   addRematLoopsToCFPasses(eachFunction);
+  // bf16 and f16 (autocast's 2-byte types): every op computes in f32 and
+  // rounds its result to nearest even (math ops and arith ops alike, as
+  // PyTorch's CPU kernels of these types do), and bf16 conversions become
+  // integer code (RoundEveryResultPass), so no host needs AVX512-BF16
+  // instructions or a runtime library's conversion routines, and every host
+  // rounds alike.
+  eachFunction.addPass(math::createMathExtendToSupportedTypes());
+  arith::ArithEmulateUnsupportedFloatsOptions emulate;
+  emulate.sourceTypeStrs = {"bf16", "f16"};
+  eachFunction.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
+  eachFunction.addPass(std::make_unique<RoundEveryResultPass>());
   // tanh and erf as vector polynomials; then the math ops LLVM has
   // intrinsics or expansions for (rsqrt, exp, ...); only the rest become
   // libm calls, on vectors one lane at a time (vector.extract and insert,

@@ -84,19 +84,35 @@ getLinearTerms(AffineExpr expr,
   return success();
 }
 
-/// Returns true if the op's body is `out + a * b` on its two inputs.
+/// Returns true if the op's body is `out + a * b` on its two inputs, each
+/// read as it is or widened (`arith.extf`: 2-byte inputs summed in f32).
 static bool hasMultiplyAccumulateBody(linalg::LinalgOp op) {
   Block *body = op.getBlock();
-  if (body->getNumArguments() != 3 || body->getOperations().size() != 3)
+  if (body->getNumArguments() != 3)
     return false;
-  auto mul = dyn_cast<arith::MulFOp>(body->front());
-  auto add = dyn_cast<arith::AddFOp>(*std::next(body->begin()));
+  Value a = body->getArgument(0), b = body->getArgument(1),
+        out = body->getArgument(2);
+  auto it = body->begin();
+  // Leading extfs of the inputs: what the mulf reads in their place.
+  unsigned widened = 0;
+  while (auto ext = dyn_cast<arith::ExtFOp>(*it)) {
+    if (ext.getIn() == a)
+      a = ext.getResult();
+    else if (ext.getIn() == b)
+      b = ext.getResult();
+    else
+      return false;
+    ++widened;
+    ++it;
+  }
+  if (body->getOperations().size() != 3 + widened)
+    return false;
+  auto mul = dyn_cast<arith::MulFOp>(*it);
+  auto add = dyn_cast<arith::AddFOp>(*std::next(it));
   auto yield = dyn_cast<linalg::YieldOp>(body->back());
   if (!mul || !add || !yield || yield.getNumOperands() != 1 ||
       yield.getOperand(0) != add.getResult())
     return false;
-  Value a = body->getArgument(0), b = body->getArgument(1),
-        out = body->getArgument(2);
   bool mulReadsInputs = (mul.getLhs() == a && mul.getRhs() == b) ||
                         (mul.getLhs() == b && mul.getRhs() == a);
   bool addsToOut = (add.getLhs() == out && add.getRhs() == mul.getResult()) ||
@@ -104,15 +120,29 @@ static bool hasMultiplyAccumulateBody(linalg::LinalgOp op) {
   return mulReadsInputs && addsToOut;
 }
 
-/// Returns true if `op` computes `out += a * b` on static f32 buffers.
+/// Returns true if `op` computes `out += a * b` on static buffers: all f32,
+/// or bf16 or f16 inputs (both of one type) into an f32 output.
 static bool isStaticF32MultiplyAccumulate(linalg::LinalgOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || !hasMultiplyAccumulateBody(op))
     return false;
-  return llvm::all_of(op->getOperandTypes(), [](Type type) {
-    auto memref = dyn_cast<MemRefType>(type);
-    return memref && memref.getElementType().isF32() && memref.hasStaticShape();
-  });
+  if (!llvm::all_of(op->getOperandTypes(), [](Type type) {
+        auto memref = dyn_cast<MemRefType>(type);
+        return memref && memref.hasStaticShape();
+      }))
+    return false;
+  auto elementType = [&](unsigned index) {
+    return cast<MemRefType>(op->getOperand(index).getType()).getElementType();
+  };
+  Type a = elementType(0), b = elementType(1);
+  return elementType(2).isF32() && a == b &&
+         (a.isF32() || a.isBF16() || a.isF16());
+}
+
+/// The element type of the convolution's inputs (f32, bf16 or f16).
+static Type getInputType(linalg::LinalgOp op) {
+  return cast<MemRefType>(op.getDpsInputOperand(0)->get().getType())
+      .getElementType();
 }
 
 /// Returns the input whose map has compound results (oh * s + kh * d), if
@@ -304,12 +334,13 @@ static FailureOr<Convolution> matchConvolution(linalg::LinalgOp op) {
   return conv;
 }
 
-/// The type of the views the runtime's kernels take: rank 5, f32, any
-/// sizes and strides.
-static MemRefType getViewType(MLIRContext *context) {
+/// The type of the views the runtime's kernels take: rank 5, of
+/// `elementType`, any sizes and strides.
+static MemRefType getViewType(Type elementType) {
+  MLIRContext *context = elementType.getContext();
   SmallVector<int64_t> dynamic(5, ShapedType::kDynamic);
   return MemRefType::get(
-      dynamic, Float32Type::get(context),
+      dynamic, elementType,
       StridedLayoutAttr::get(context, ShapedType::kDynamic, dynamic));
 }
 
@@ -341,7 +372,8 @@ static Value buildRoleView(RewriterBase &rewriter, Location loc, Value operand,
     strides.push_back(metadata.getStrides()[*position]);
   }
   return memref::ReinterpretCastOp::create(
-      rewriter, loc, getViewType(rewriter.getContext()),
+      rewriter, loc,
+      getViewType(cast<MemRefType>(operand.getType()).getElementType()),
       metadata.getBaseBuffer(), metadata.getOffset(), sizes, strides);
 }
 
@@ -630,13 +662,16 @@ void RematConvToBlasPass::runOnOperation() {
     return;
 
   MLIRContext *context = &getContext();
-  MemRefType viewType = getViewType(context);
   IntegerType i64 = IntegerType::get(context, 64);
-  auto getOrDeclare = [&](StringRef name) {
+  // The runtime's kernel `name` on views of `types` (image, filter,
+  // response).
+  auto getOrDeclare = [&](StringRef name, ArrayRef<Type> types) {
     if (auto existing = module.lookupSymbol<func::FuncOp>(name))
       return existing;
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
-    SmallVector<Type> arguments(3, viewType);
+    SmallVector<Type> arguments;
+    for (Type type : types)
+      arguments.push_back(getViewType(type));
     arguments.append(4, i64);
     auto function =
         func::FuncOp::create(builder, module.getLoc(), name,
@@ -650,7 +685,9 @@ void RematConvToBlasPass::runOnOperation() {
   IRRewriter rewriter(context);
   if (cuda) {
     for (auto &[op, conv] : convolutions) {
-      if (failed(rewriteForCublas(rewriter, op, conv)))
+      // f32 only (cuBLAS in pedantic FP32); 2-byte ones stay loops.
+      if (!getInputType(op).isF32() ||
+          failed(rewriteForCublas(rewriter, op, conv)))
         continue;
       LLVM_DEBUG(llvm::dbgs()
                  << "remat-conv-to-blas: " << op->getName() << " to cuBLAS"
@@ -679,9 +716,20 @@ void RematConvToBlasPass::runOnOperation() {
                           conv.dilations[1]})
       operands.push_back(
           arith::ConstantIntOp::create(rewriter, loc, value, 64));
+    // 2-byte inputs (autocast's) call the kernels that convert them to f32.
+    Type inputType = getInputType(op);
+    StringRef suffix = inputType.isBF16()  ? "_bf16"
+                       : inputType.isF16() ? "_f16"
+                                           : "_f32";
+    SmallVector<Type> types;
+    for (Value operand : ArrayRef<Value>(operands).take_front(3))
+      types.push_back(cast<MemRefType>(operand.getType()).getElementType());
     func::FuncOp callee =
-        getOrDeclare(conv.writesFilter ? "remat_conv2d_filter_grad_f32"
-                                       : "remat_conv2d_f32");
+        getOrDeclare((Twine(conv.writesFilter ? "remat_conv2d_filter_grad"
+                                              : "remat_conv2d") +
+                      suffix)
+                         .str(),
+                     types);
     func::CallOp::create(rewriter, loc, callee, operands);
     LLVM_DEBUG(llvm::dbgs()
                << "remat-conv-to-blas: " << op->getName()

@@ -1,7 +1,9 @@
 //===- MatmulToBlas.cpp - linalg matmuls as BLAS calls --------------------===//
 //
 // This file implements -remat-matmul-to-blas: f32 matmuls on buffers become
-// calls into the runtime's BLAS glue, which calls cblas_sgemm.
+// calls into the runtime's BLAS glue, which calls cblas_sgemm; matmuls of
+// bf16 or f16 inputs into an f32 result (autocast's) call its 2-byte entry
+// points, which convert the inputs to f32 first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,11 +27,30 @@ namespace {
 
 /// The memref type every operand is cast to at the call: fully dynamic sizes
 /// and strides, so one runtime entry point serves every shape and layout.
-MemRefType getDynamicMemRefType(MLIRContext *context, int64_t rank) {
+MemRefType getDynamicMemRefType(Type elementType, int64_t rank) {
   SmallVector<int64_t> shape(rank, ShapedType::kDynamic);
   SmallVector<int64_t> strides(rank, ShapedType::kDynamic);
-  auto layout = StridedLayoutAttr::get(context, ShapedType::kDynamic, strides);
-  return MemRefType::get(shape, Float32Type::get(context), layout);
+  auto layout = StridedLayoutAttr::get(elementType.getContext(),
+                                       ShapedType::kDynamic, strides);
+  return MemRefType::get(shape, elementType, layout);
+}
+
+/// The element type of a matmul's inputs the runtime multiplies: f32 with
+/// an f32 result, or bf16 or f16 (both inputs) accumulated into an f32
+/// result (autocast's products). Null for anything else.
+Type getBlasInputType(linalg::LinalgOp op) {
+  auto elementType = [&](unsigned index) {
+    return cast<MemRefType>(op->getOperand(index).getType()).getElementType();
+  };
+  Type a = elementType(0), b = elementType(1), c = elementType(2);
+  if (!c.isF32() || a != b || !(a.isF32() || a.isBF16() || a.isF16()))
+    return {};
+  return a;
+}
+
+/// The runtime's suffix for products of `inputType`.
+StringRef getTypeSuffix(Type inputType) {
+  return inputType.isBF16() ? "bf16" : inputType.isF16() ? "f16" : "f32";
 }
 
 /// For each input of a (batch) matmul, whether it is read transposed: its
@@ -59,8 +80,9 @@ FailureOr<SmallVector<bool, 2>> getTransposedInputs(linalg::LinalgOp op) {
   return transposed;
 }
 
-/// Returns true if `op` is an f32 (batch) matmul on buffers that sgemm
-/// computes: no type conversions, each input read as it is or transposed.
+/// Returns true if `op` is a (batch) matmul on buffers that sgemm
+/// computes: f32, or 2-byte inputs into an f32 result (getBlasInputType),
+/// each input read as it is or transposed.
 bool isBlasMatmul(linalg::LinalgOp op) {
   if (!op.hasPureBufferSemantics() ||
       !isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation()))
@@ -68,9 +90,7 @@ bool isBlasMatmul(linalg::LinalgOp op) {
   FailureOr<SmallVector<bool, 2>> transposed = getTransposedInputs(op);
   if (failed(transposed))
     return false;
-  return llvm::all_of(op->getOperandTypes(), [](Type type) {
-    return cast<MemRefType>(type).getElementType().isF32();
-  });
+  return static_cast<bool>(getBlasInputType(op));
 }
 
 /// Returns true if every operand's innermost stride is statically 1, the
@@ -87,15 +107,16 @@ bool hasUnitInnermostStrides(linalg::LinalgOp op) {
 }
 
 func::FuncOp getOrDeclareRuntimeFunction(ModuleOp module, StringRef name,
-                                         int64_t rank) {
+                                         Type inputType, int64_t rank) {
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return existing;
   MLIRContext *context = module.getContext();
-  MemRefType type = getDynamicMemRefType(context, rank);
+  MemRefType type = getDynamicMemRefType(inputType, rank);
+  MemRefType result = getDynamicMemRefType(Float32Type::get(context), rank);
   OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
-  auto function =
-      func::FuncOp::create(builder, module.getLoc(), name,
-                           FunctionType::get(context, {type, type, type}, {}));
+  auto function = func::FuncOp::create(
+      builder, module.getLoc(), name,
+      FunctionType::get(context, {type, type, result}, {}));
   function.setPrivate();
   function->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                     UnitAttr::get(context));
@@ -118,14 +139,21 @@ struct RematMatmulToBlasPass
     for (linalg::LinalgOp op : matmuls) {
       bool batched = isa<linalg::BatchMatmulOp>(op.getOperation());
       int64_t rank = batched ? 3 : 2;
+      Type inputType = getBlasInputType(op);
       std::string name =
-          batched ? "remat_batch_matmul_f32" : "remat_matmul_f32";
+          (Twine(batched ? "remat_batch_matmul_" : "remat_matmul_") +
+           getTypeSuffix(inputType))
+              .str();
+      // CUDA: cublasSgemm, or cublasGemmEx with f32 compute for 2-byte
+      // inputs.
       if (cuda)
-        name =
-            batched ? "remat_cuda_batch_matmul_f32" : "remat_cuda_matmul_f32";
-      func::FuncOp callee = getOrDeclareRuntimeFunction(module, name, rank);
+        name = (Twine(batched ? "remat_cuda_batch_matmul_"
+                              : "remat_cuda_matmul_") +
+                getTypeSuffix(inputType))
+                   .str();
+      func::FuncOp callee =
+          getOrDeclareRuntimeFunction(module, name, inputType, rank);
       rewriter.setInsertionPoint(op);
-      MemRefType type = getDynamicMemRefType(&getContext(), rank);
       // A transposed input is passed as a transposed view (strides swapped),
       // which the runtime hands to sgemm as a transposed operand.
       SmallVector<bool, 2> transposed = *getTransposedInputs(op);
@@ -140,8 +168,10 @@ struct RematMatmulToBlasPass
               AffineMapAttr::get(
                   AffineMap::getPermutationMap(permutation, &getContext())));
         }
-        operands.push_back(
-            memref::CastOp::create(rewriter, op.getLoc(), type, value));
+        Type elementType = cast<MemRefType>(value.getType()).getElementType();
+        operands.push_back(memref::CastOp::create(
+            rewriter, op.getLoc(), getDynamicMemRefType(elementType, rank),
+            value));
       }
       func::CallOp::create(rewriter, op.getLoc(), callee, operands);
       rewriter.eraseOp(op);

@@ -2,7 +2,9 @@
 //
 // This file implements -remat-recompute-from-arguments, which lets the
 // backward region rebuild the forward values that in-place ops make from the
-// step's arguments, instead of keeping them alive across the step.
+// step's arguments, and the float conversions of arguments (autocast's
+// bfloat16 copies of the parameters), instead of keeping them alive across
+// the step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +13,7 @@
 #include "remat/Dialect/Remat/IR/RematOps.h"
 #include "remat/Dialect/Remat/Transforms/ApplyCheckpointPlan.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
@@ -38,6 +41,17 @@ bool isAlwaysAvailable(Value value, Block *body) {
   return matchPattern(value, m_Constant());
 }
 
+/// Whether `op` converts an always-available tensor to another float type
+/// (`arith.truncf` or `arith.extf`: autocast's bfloat16 copy of a
+/// parameter), which the backward rebuilds from the argument for the cost
+/// of a conversion instead of keeping the copy alive across the step.
+bool isConversionOfArgument(Operation *op, Block *body) {
+  if (!op || op->getBlock() != body || !isa<arith::TruncFOp, arith::ExtFOp>(op))
+    return false;
+  return isa<RankedTensorType>(op->getResult(0).getType()) &&
+         isAlwaysAvailable(op->getOperand(0), body);
+}
+
 /// Whether `op`'s regions (a linalg payload) are free of memory effects and
 /// read from outside only values that are always available.
 bool hasRecomputableRegions(Operation *op, Block *body) {
@@ -58,12 +72,17 @@ bool hasRecomputableRegions(Operation *op, Block *body) {
 /// destination-style op without reductions and memory effects whose one
 /// result is written into its one destination, and whose other operands are
 /// always available.
-FailureOr<Value> getChainDestination(Operation *op, Block *body) {
+FailureOr<Value>
+getChainDestination(Operation *op, Block *body,
+                    SmallVectorImpl<Operation *> &conversions) {
   if (auto empty = dyn_cast<tensor::EmptyOp>(op)) {
     if (!empty.getDynamicSizes().empty())
       return failure();
     return Value();
   }
+  // A conversion of an argument completes a chain too.
+  if (isConversionOfArgument(op, body))
+    return Value();
   auto dps = dyn_cast<DestinationStyleOpInterface>(op);
   if (!dps || !dps.hasPureTensorSemantics() || dps.getNumDpsInits() != 1 ||
       op->getNumResults() != 1 || !isMemoryEffectFree(op))
@@ -76,9 +95,16 @@ FailureOr<Value> getChainDestination(Operation *op, Block *body) {
     return failure();
   }
   OpOperand *destination = dps.getDpsInitOperand(0);
-  for (OpOperand &operand : op->getOpOperands())
-    if (&operand != destination && !isAlwaysAvailable(operand.get(), body))
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (&operand == destination || isAlwaysAvailable(operand.get(), body))
+      continue;
+    // A converted parameter (a transpose of its bfloat16 copy) is rebuilt
+    // with the chain.
+    Operation *producer = operand.get().getDefiningOp();
+    if (!isConversionOfArgument(producer, body))
       return failure();
+    conversions.push_back(producer);
+  }
   return destination->get();
 }
 
@@ -93,16 +119,21 @@ constexpr unsigned kMaxChainLength = 16;
 /// (CSE shares a zero-filled destination between pads): the clone of the
 /// chain writes into one fresh buffer all the same.
 SmallVector<Operation *> getRecomputableChain(Value value, Block *body) {
-  SmallVector<Operation *> chain;
+  SmallVector<Operation *> chain, conversions;
   Operation *op = value.getDefiningOp();
   while (op && op->getBlock() == body && chain.size() < kMaxChainLength) {
-    FailureOr<Value> destination = getChainDestination(op, body);
+    FailureOr<Value> destination = getChainDestination(op, body, conversions);
     if (failed(destination))
       return {};
     chain.push_back(op);
-    // A tensor.empty completes the chain.
-    if (!*destination)
+    // A tensor.empty (or a conversion of an argument) completes the chain;
+    // the conversions its links read are rebuilt first (they come last).
+    if (!*destination) {
+      for (Operation *conversion : conversions)
+        if (!llvm::is_contained(chain, conversion))
+          chain.push_back(conversion);
       return chain;
+    }
     op = destination->getDefiningOp();
   }
   return {};
@@ -156,10 +187,11 @@ struct RematRecomputeFromArgumentsPass
       value.replaceUsesWithIf(mapping.lookup(value), [&](OpOperand &use) {
         return backward->isProperAncestor(use.getOwner());
       });
-      // The forward chain goes if the backward region was its only reader.
+      // The forward chain goes if the backward region was its only reader
+      // (a conversion read by the chain goes with it).
       for (Operation *original : chain) {
         if (!original->use_empty())
-          break;
+          continue;
         original->erase();
       }
     }

@@ -259,8 +259,12 @@ def RematRecomputeFromArgumentsPass
     destination-style ops without reductions (`linalg` ops whose loops are
     all parallel, `tensor.insert_slice`) that are free of memory effects,
     read only arguments, constants and their one destination, itself such
-    a chain (at most 16 ops long). Clones lose remat's per-op attributes and
-    get `remat.clone_of` where the original had a `remat.id`. Runs first in
+    a chain (at most 16 ops long), or a float conversion (`arith.truncf`,
+    `arith.extf`) of an argument, which also ends a chain: autocast's
+    bfloat16 copy of a parameter, or its transpose, is converted again in
+    the backward instead of kept across the step. Clones lose remat's
+    per-op attributes and get `remat.clone_of` where the original had a
+    `remat.id`. Runs first in
     `-remat-bufferize`, so every lowering and every static peak includes
     it; linear in the number of ops.
 
