@@ -11,6 +11,7 @@ checkpoint region's `remat.segment` goes on every op of its ATen nodes and
 `remat.policy = "save"` only on the op that defines a saved node's result.
 """
 
+import itertools
 import math
 import operator
 
@@ -1395,16 +1396,19 @@ def _convolution_backward(e, grad, x, w, bias_sizes, stride, padding, dilation,
 
 def _pool_form(x, kernel, stride, padding, dilation, ceil_mode):
     """(kernel, stride, padding, dilation, output size, padded extent) of a
-    2-D pooling over NCHW, each a pair; the output size as PyTorch computes
-    it (with ceil_mode, a last window must start inside the input or its
-    left padding)."""
-    if len(x.shape) != 4:
-        raise UnsupportedOp(f"{len(x.shape)}-D pooling input (only NCHW)")
-    pair = lambda v: ([v, v] if isinstance(v, int) else  # noqa: E731
-                      list(v) * 2 if len(v) == 1 else list(v))
-    kernel = pair(kernel)
-    stride = pair(stride) if stride not in (None, [], ()) else list(kernel)
-    padding, dilation = pair(padding), pair(dilation)
+    2-D pooling over NCHW or a 3-D one over NCDHW, each a list per spatial
+    dimension; the output size as PyTorch computes it (with ceil_mode, a
+    last window must start inside the input or its left padding). 1-D
+    pooling reaches here as 2-D pooling of height 1 (PyTorch's own
+    decomposition)."""
+    nd = len(x.shape) - 2
+    if nd not in (2, 3):
+        raise UnsupportedOp(f"{len(x.shape)}-D pooling input (only NCHW and NCDHW)")
+    tup = lambda v: ([v] * nd if isinstance(v, int) else  # noqa: E731
+                     list(v) * nd if len(v) == 1 else list(v))
+    kernel = tup(kernel)
+    stride = tup(stride) if stride not in (None, [], ()) else list(kernel)
+    padding, dilation = tup(padding), tup(dilation)
     out, extent = [], []
     for size, k, s, p, d in zip(x.shape[2:], kernel, stride, padding, dilation):
         if p > k // 2 or p < 0:
@@ -1417,105 +1421,131 @@ def _pool_form(x, kernel, stride, padding, dilation, ceil_mode):
     return kernel, stride, padding, dilation, out, extent
 
 
+def _window_reduce(e, xp, k, s, d, shape, kind, attrs=True):
+    """The maximum ("max") or sum ("sum") of each window of the padded
+    input xp, of output `shape`: linalg.pooling_nchw_max / _sum over NCHW,
+    a linalg.generic with the same maps over NCDHW (linalg's 3-D pooling
+    ops are NDHWC only)."""
+    nd = len(k)
+    init = e.filled(shape, -math.inf if kind == "max" else 0.0)
+    if nd == 2:
+        window = e.empty(k)
+        out = e.new(shape, hint="pool")
+        e.emit(f"  {out.name} = linalg.pooling_nchw_{kind}{e.ATTRS} ins({xp.name}, "
+               f"{window.name} : {xp.type}, {window.type}) outs({init.name} : {init.type}) "
+               f"-> {out.type}", out.name, e.window_attrs(s, d) if attrs else None)
+        return out
+    # The window operand gives the reduction dimensions their extents.
+    at = ", ".join(_affine((s[i], f"d{2 + i}"), (d[i], f"d{2 + nd + i}")) for i in range(nd))
+    outer = ", ".join(f"d{i}" for i in range(nd + 2))
+    op = "maximumf" if kind == "max" else "addf"
+    return e.generic([xp, e.empty(k)],
+                     [f"d0, d1, {at}", ", ".join(f"d{2 + nd + i}" for i in range(nd)), outer],
+                     shape, ["parallel"] * (nd + 2) + ["reduction"] * nd,
+                     f"{{y}} = arith.{op} {{2}}, {{0}} : f32", init=init)
+
+
 def _max_pool2d_with_indices(e, x, kernel, stride=(), padding=0, dilation=1,
                              ceil_mode=False):
     """The maximum over each window (linalg.pooling_nchw_max on the input
-    padded with -inf) and its index, the flat h * W + w of the first maximum
-    in the window's row-major order that lies inside the input, as PyTorch
-    picks it: the smallest in-bounds index whose element equals the
-    maximum, a linalg.generic reduction whose result does not depend on
-    the order it visits the window in."""
-    k, s, p, d, (ho, wo), extent = _pool_form(x, kernel, stride, padding, dilation,
-                                              ceil_mode)
-    n, c, h, w = x.shape
-    xp = e.pad(x, [0, 0, p[0], p[1]],
-               [0, 0, extent[0] - h - p[0], extent[1] - w - p[1]], -math.inf)
+    padded with -inf; over NCDHW a linalg.generic) and its index, the flat
+    h * W + w (d * H * W + h * W + w) of the first maximum in the window's
+    row-major order that lies inside the input, as PyTorch picks it: the
+    smallest in-bounds index whose element equals the maximum, a
+    linalg.generic reduction whose result does not depend on the order it
+    visits the window in."""
+    k, s, p, d, out, extent = _pool_form(x, kernel, stride, padding, dilation, ceil_mode)
+    nd = len(k)
+    n, c, sizes = x.shape[0], x.shape[1], list(x.shape[2:])
+    xp = e.pad(x, [0, 0] + p, [0, 0] + [ex - sz - pp for ex, sz, pp in zip(extent, sizes, p)],
+               -math.inf)
+    shape = [n, c] + out
+    val = _window_reduce(e, xp, k, s, d, shape, "max")
     window = e.empty(k)
-    init = e.filled([n, c, ho, wo], -math.inf)
-    val = e.new([n, c, ho, wo], hint="pool")
-    e.emit(f"  {val.name} = linalg.pooling_nchw_max{e.ATTRS} ins({xp.name}, {window.name} : "
-           f"{xp.type}, {window.type}) outs({init.name} : {init.type}) -> {val.type}",
-           val.name, e.window_attrs(s, d))
 
     def body(a, fresh):
         xv, _, mv, acc = a
-        op, names = _Payload(fresh), {}
-        for i in range(4):
-            names[i] = op(f"linalg.index {i + 2} : index")
-        const = {}
-        for v in {s[0], d[0], p[0], s[1], d[1], p[1], h, w, 0}:
-            const[v] = op(f"arith.constant {v} : index")
-        row = op(f"arith.addi {op(f'arith.muli {names[0]}, {const[s[0]]} : index')}, "
-                 f"{op(f'arith.muli {names[2]}, {const[d[0]]} : index')} : index")
-        row = op(f"arith.subi {row}, {const[p[0]]} : index")
-        col = op(f"arith.addi {op(f'arith.muli {names[1]}, {const[s[1]]} : index')}, "
-                 f"{op(f'arith.muli {names[3]}, {const[d[1]]} : index')} : index")
-        col = op(f"arith.subi {col}, {const[p[1]]} : index")
+        op, const = _Payload(fresh), {}
+
+        def cst(v):
+            if v not in const:
+                const[v] = op(f"arith.constant {v} : index")
+            return const[v]
         inside = op(f"arith.cmpf oeq, {xv}, {mv} : f32")
-        for v, lo_hi in ((row, h), (col, w)):
-            ge = op(f"arith.cmpi sge, {v}, {const[0]} : index")
-            lt = op(f"arith.cmpi slt, {v}, {const[lo_hi]} : index")
+        flat = None
+        for i in range(nd):
+            o, w = op(f"linalg.index {i + 2} : index"), op(f"linalg.index {i + 2 + nd} : index")
+            at = op(f"arith.addi {op(f'arith.muli {o}, {cst(s[i])} : index')}, "
+                    f"{op(f'arith.muli {w}, {cst(d[i])} : index')} : index")
+            at = op(f"arith.subi {at}, {cst(p[i])} : index")
+            ge = op(f"arith.cmpi sge, {at}, {cst(0)} : index")
+            lt = op(f"arith.cmpi slt, {at}, {cst(sizes[i])} : index")
             inside = op(f"arith.andi {inside}, {op(f'arith.andi {ge}, {lt} : i1')} : i1")
-        flat = op(f"arith.addi {op(f'arith.muli {row}, {const[w]} : index')}, {col} : index")
+            flat = at if flat is None else \
+                op(f"arith.addi {op(f'arith.muli {flat}, {cst(sizes[i])} : index')}, {at} : index")
         flat = op(f"arith.index_cast {flat} : index to i64")
         least = op(f"arith.minsi {flat}, {acc} : i64")
         result = op(f"arith.select {inside}, {least}, {acc} : i64")
         return op.text(), result
 
+    at = ", ".join(_affine((s[i], f"d{2 + i}"), (d[i], f"d{2 + nd + i}")) for i in range(nd))
+    outer = ", ".join(f"d{i}" for i in range(nd + 2))
     idx = e.generic([xp, window, val],
-                    [f"d0, d1, {_affine((s[0], 'd2'), (d[0], 'd4'))}, "
-                     f"{_affine((s[1], 'd3'), (d[1], 'd5'))}", "d4, d5", "d0, d1, d2, d3",
-                     "d0, d1, d2, d3"],
-                    [n, c, ho, wo], ["parallel"] * 4 + ["reduction"] * 2, body,
-                    init=e.filled([n, c, ho, wo], (1 << 63) - 1, "i64"))
+                    [f"d0, d1, {at}", ", ".join(f"d{2 + nd + i}" for i in range(nd)), outer,
+                     outer],
+                    shape, ["parallel"] * (nd + 2) + ["reduction"] * nd, body,
+                    init=e.filled(shape, (1 << 63) - 1, "i64"))
     return val, idx
 
 
 def _max_pool2d_with_indices_backward(e, grad, x, kernel, stride, padding, dilation,
                                       ceil_mode, indices):
     """Each output's gradient goes to the input element its index names:
-    for each window position (i, j), the gradients whose index is that
-    position are added at stride-spaced offsets (i, j) into the padded input's
-    gradient (a strided extract_slice, an add and an insert_slice, in place),
-    which is then cut to the input. An index's window position is computed
-    once (a linalg.generic)."""
-    k, s, p, d, (ho, wo), extent = _pool_form(x, kernel, stride, padding, dilation,
-                                              ceil_mode)
-    n, c, h, w = x.shape
+    for each window position, the gradients whose index is that position
+    are added at stride-spaced offsets into the padded input's gradient (a
+    strided extract_slice, an add and an insert_slice, in place), which is
+    then cut to the input. An index's window position is computed once (a
+    linalg.generic). 2-D over NCHW and 3-D over NCDHW."""
+    k, s, p, d, out, extent = _pool_form(x, kernel, stride, padding, dilation, ceil_mode)
+    nd = len(k)
+    n, c, sizes = x.shape[0], x.shape[1], list(x.shape[2:])
 
     def body(a, fresh):
         ix, _ = a
-        op = _Payload(fresh)
-        oh, ow = op("linalg.index 2 : index"), op("linalg.index 3 : index")
-        oh, ow = (op(f"arith.index_cast {v} : index to i64") for v in (oh, ow))
-        cst = {v: op(f"arith.constant {v} : i64") for v in
-               {s[0], s[1], p[0], p[1], d[0], d[1], w, k[0], k[1], 0, -1}}
-        row, col = op(f"arith.divsi {ix}, {cst[w]} : i64"), op(f"arith.remsi {ix}, {cst[w]} : i64")
-        pos = []
-        for v, o, st, pd, dl, kk in ((row, oh, s[0], p[0], d[0], k[0]),
-                                     (col, ow, s[1], p[1], d[1], k[1])):
-            start = op(f"arith.subi {op(f'arith.muli {o}, {cst[st]} : i64')}, {cst[pd]} : i64")
-            off = op(f"arith.divsi {op(f'arith.subi {v}, {start} : i64')}, {cst[dl]} : i64")
-            ok = op(f"arith.andi {op(f'arith.cmpi sge, {off}, {cst[0]} : i64')}, "
-                    f"{op(f'arith.cmpi slt, {off}, {cst[kk]} : i64')} : i1")
-            pos.append((off, ok))
-        local = op(f"arith.addi {op(f'arith.muli {pos[0][0]}, {cst[k[1]]} : i64')}, "
-                   f"{pos[1][0]} : i64")
-        ok = op(f"arith.andi {pos[0][1]}, {pos[1][1]} : i1")
-        result = op(f"arith.select {ok}, {local}, {cst[-1]} : i64")
+        op, const = _Payload(fresh), {}
+
+        def cst(v):
+            if v not in const:
+                const[v] = op(f"arith.constant {v} : i64")
+            return const[v]
+        local, ok = None, None
+        for i in range(nd):
+            o = op(f"arith.index_cast {op(f'linalg.index {i + 2} : index')} : index to i64")
+            inner = math.prod(sizes[i + 1:])
+            v = op(f"arith.divsi {ix}, {cst(inner)} : i64") if inner != 1 else ix
+            v = op(f"arith.remsi {v}, {cst(sizes[i])} : i64") if i > 0 else v
+            start = op(f"arith.subi {op(f'arith.muli {o}, {cst(s[i])} : i64')}, {cst(p[i])} : i64")
+            off = op(f"arith.divsi {op(f'arith.subi {v}, {start} : i64')}, {cst(d[i])} : i64")
+            good = op(f"arith.andi {op(f'arith.cmpi sge, {off}, {cst(0)} : i64')}, "
+                      f"{op(f'arith.cmpi slt, {off}, {cst(k[i])} : i64')} : i1")
+            local = off if local is None else \
+                op(f"arith.addi {op(f'arith.muli {local}, {cst(k[i])} : i64')}, {off} : i64")
+            ok = good if ok is None else op(f"arith.andi {ok}, {good} : i1")
+        result = op(f"arith.select {ok}, {local}, {cst(-1)} : i64")
         return op.text(), result
 
-    local = e.generic([indices], ["d0, d1, d2, d3", "d0, d1, d2, d3"], [n, c, ho, wo],
-                      ["parallel"] * 4, body, dtype="i64")
+    outer = ", ".join(f"d{i}" for i in range(nd + 2))
+    local = e.generic([indices], [outer, outer], [n, c] + out, ["parallel"] * (nd + 2), body,
+                      dtype="i64")
     acc = e.filled([n, c] + extent, 0.0)
-    for i in range(k[0]):
-        for j in range(k[1]):
-            part = e.select(e.cmp("eq", local, i * k[1] + j), grad, 0.0)
-            offsets, strides = [0, 0, i * d[0], j * d[1]], [1, 1, s[0], s[1]]
-            here = e.slice_nd(acc, offsets, [n, c, ho, wo], strides)
-            acc = e.insert(e.binary("addf", here, part), acc, offsets, strides)
-    return e.pad(acc, [0, 0, -p[0], -p[1]],
-                 [0, 0, h + p[0] - extent[0], w + p[1] - extent[1]])
+    for flat, pos in enumerate(itertools.product(*(range(kk) for kk in k))):
+        part = e.select(e.cmp("eq", local, flat), grad, 0.0)
+        offsets = [0, 0] + [pp * dd for pp, dd in zip(pos, d)]
+        strides = [1, 1] + s
+        here = e.slice_nd(acc, offsets, [n, c] + out, strides)
+        acc = e.insert(e.binary("addf", here, part), acc, offsets, strides)
+    return e.pad(acc, [0, 0] + [-pp for pp in p],
+                 [0, 0] + [sz + pp - ex for sz, pp, ex in zip(sizes, p, extent)])
 
 
 def _adaptive_weights(e, size, out):
@@ -1528,87 +1558,91 @@ def _adaptive_weights(e, size, out):
     return e.constant(rows)
 
 
+def _adaptive_avg(e, src, sizes, out_sizes, backward):
+    """out[n, c, o...] = sum_{i...} src[n, c, i...] * prod_j A_j[o_j, i_j]
+    with each spatial dimension's averaging weights A_j (the backward: the
+    same sum with each A_j transposed), 2-D or 3-D."""
+    nd = len(sizes)
+    n, c = src.shape[:2]
+    weights = [_adaptive_weights(e, sz, o) for sz, o in zip(sizes, out_sizes)]
+    shape = [n, c] + list(out_sizes if not backward else sizes)
+    reduced = [f"d{2 + nd + j}" for j in range(nd)]
+    maps = [f"d0, d1, {', '.join(reduced)}"]
+    for j in range(nd):
+        pair = [f"d{2 + j}", reduced[j]]
+        maps.append(", ".join(pair[::-1] if backward else pair))
+    maps.append(", ".join(f"d{i}" for i in range(nd + 2)))
+    lines, prod = [], "{1}"
+    for j in range(2, nd + 1):
+        name = "{t}" if j == 2 else f"{{t}}w{j}"
+        lines.append(f"{name} = arith.mulf {prod}, {{{j}}} : f32")
+        prod = name
+    lines += [f"{{y}} = arith.mulf {{0}}, {prod} : f32",
+              f"{{t}}b = arith.addf {{{nd + 1}}}, {{y}} : f32"]
+    return e.generic([src] + weights, maps, shape, ["parallel"] * (nd + 2) + ["reduction"] * nd,
+                     "\n".join(lines), yields="{t}b", init=e.filled(shape, 0.0))
+
+
 def _adaptive_avg_pool2d(e, x, output_size):
     """out[n, c, o, p] = sum_{h, w} x[n, c, h, w] * A[o, h] * B[p, w] with
-    the windows' averaging weights A and B."""
-    n, c, h, w = x.shape
-    oh, ow = output_size
-    a, b = _adaptive_weights(e, h, oh), _adaptive_weights(e, w, ow)
-    return e.generic([x, a, b], ["d0, d1, d4, d5", "d2, d4", "d3, d5", "d0, d1, d2, d3"],
-                     [n, c, oh, ow], ["parallel"] * 4 + ["reduction"] * 2,
-                     "{t} = arith.mulf {1}, {2} : f32\n{y} = arith.mulf {0}, {t} : f32\n"
-                     "{t}b = arith.addf {3}, {y} : f32", yields="{t}b",
-                     init=e.filled([n, c, oh, ow], 0.0))
+    the windows' averaging weights A and B (3-D: a third weight)."""
+    if len(x.shape) - 2 != len(output_size) or len(output_size) not in (2, 3):
+        raise UnsupportedOp(f"adaptive average pooling of {list(x.shape)} to {output_size}")
+    return _adaptive_avg(e, x, list(x.shape[2:]), list(output_size), False)
 
 
 def _adaptive_avg_pool2d_backward(e, grad, x):
-    n, c, h, w = x.shape
-    _, _, oh, ow = grad.shape
-    a, b = _adaptive_weights(e, h, oh), _adaptive_weights(e, w, ow)
-    return e.generic([grad, a, b], ["d0, d1, d4, d5", "d4, d2", "d5, d3", "d0, d1, d2, d3"],
-                     [n, c, h, w], ["parallel"] * 4 + ["reduction"] * 2,
-                     "{t} = arith.mulf {1}, {2} : f32\n{y} = arith.mulf {0}, {t} : f32\n"
-                     "{t}b = arith.addf {3}, {y} : f32", yields="{t}b",
-                     init=e.filled([n, c, h, w], 0.0))
+    return _adaptive_avg(e, grad, list(x.shape[2:]), list(grad.shape[2:]), True)
 
 
 def _avg_pool2d(e, x, kernel, stride=(), padding=0, ceil_mode=False,
                 count_include_pad=True, divisor_override=None):
-    """The window sums (linalg.pooling_nchw_sum on the zero-padded input)
-    divided by each window's divisor as PyTorch counts it."""
-    k, s, p, d, (ho, wo), extent = _pool_form(x, kernel, stride, padding, 1, ceil_mode)
-    n, c, h, w = x.shape
-    xp = e.pad(x, [0, 0, p[0], p[1]], [0, 0, extent[0] - h - p[0], extent[1] - w - p[1]])
-    window = e.empty(k)
-    init = e.filled([n, c, ho, wo], 0.0)
-    total = e.new([n, c, ho, wo], hint="pool")
-    e.emit(f"  {total.name} = linalg.pooling_nchw_sum{e.ATTRS} ins({xp.name}, {window.name} : "
-           f"{xp.type}, {window.type}) outs({init.name} : {init.type}) -> {total.type}",
-           total.name, e.window_attrs(s, d))
-    return e.binary("mulf", total, _avg_pool_scale(e, x, k, s, p, (ho, wo), count_include_pad,
+    """The window sums (linalg.pooling_nchw_sum on the zero-padded input;
+    over NCDHW a linalg.generic) divided by each window's divisor as
+    PyTorch counts it."""
+    k, s, p, d, out, extent = _pool_form(x, kernel, stride, padding, 1, ceil_mode)
+    n, c, sizes = x.shape[0], x.shape[1], list(x.shape[2:])
+    xp = e.pad(x, [0, 0] + p, [0, 0] + [ex - sz - pp for ex, sz, pp in zip(extent, sizes, p)])
+    total = _window_reduce(e, xp, k, s, d, [n, c] + out, "sum")
+    return e.binary("mulf", total, _avg_pool_scale(e, x, k, s, p, out, count_include_pad,
                                                    divisor_override))
 
 
 def _avg_pool_scale(e, x, k, s, p, out, count_include_pad, divisor_override):
-    """[out_h, out_w]: 1 / the divisor of each window (PyTorch's: the window
+    """[out...]: 1 / the divisor of each window (PyTorch's: the window
     clipped to the padded input, or to the input without count_include_pad)."""
-    h, w = x.shape[2:]
+    sizes = x.shape[2:]
     if divisor_override:
         return 1.0 / divisor_override
-    rows = []
-    for oh in range(out[0]):
-        row = []
-        for ow in range(out[1]):
+
+    def rows(at):
+        if len(at) == len(out):
             size = 1
-            for o, st, pd, kk, n in ((oh, s[0], p[0], k[0], h), (ow, s[1], p[1], k[1], w)):
+            for o, st, pd, kk, n in zip(at, s, p, k, sizes):
                 start = o * st - pd
                 end = min(start + kk, n + pd)
                 if not count_include_pad:
                     start, end = max(start, 0), min(end, n)
                 size *= end - start
-            row.append(1.0 / size)
-        rows.append(row)
-    return e.constant(rows)
+            return 1.0 / size
+        return [rows(at + [o]) for o in range(out[len(at)])]
+    return e.constant(rows([]))
 
 
 def _avg_pool2d_backward(e, grad, x, kernel, stride, padding, ceil_mode,
                          count_include_pad, divisor_override):
     """The gradient scaled by each window's 1 / divisor, spread over its
     window: dilated by the stride, padded by kernel - 1 - padding and summed
-    over kernel-sized windows (linalg.pooling_nchw_sum)."""
-    k, s, p, d, (ho, wo), extent = _pool_form(x, kernel, stride, padding, 1, ceil_mode)
-    n, c, h, w = x.shape
-    scaled = e.binary("mulf", grad, _avg_pool_scale(e, x, k, s, p, (ho, wo),
+    over kernel-sized windows (linalg.pooling_nchw_sum; over NCDHW a
+    linalg.generic)."""
+    k, s, p, d, out, extent = _pool_form(x, kernel, stride, padding, 1, ceil_mode)
+    n, c, sizes = x.shape[0], x.shape[1], list(x.shape[2:])
+    scaled = e.binary("mulf", grad, _avg_pool_scale(e, x, k, s, p, out,
                                                      count_include_pad, divisor_override))
-    spread = e.place(scaled, [n, c, h + k[0] - 1, w + k[1] - 1],
-                     [0, 0, k[0] - 1 - p[0], k[1] - 1 - p[1]], [1, 1, s[0], s[1]])
-    window = e.empty(k)
-    init = e.filled([n, c, h, w], 0.0)
-    out = e.new([n, c, h, w], hint="pool")
-    e.emit(f"  {out.name} = linalg.pooling_nchw_sum{e.ATTRS} ins({spread.name}, {window.name} "
-           f": {spread.type}, {window.type}) outs({init.name} : {init.type}) -> {out.type}",
-           out.name)
-    return out
+    spread = e.place(scaled, [n, c] + [sz + kk - 1 for sz, kk in zip(sizes, k)],
+                     [0, 0] + [kk - 1 - pp for kk, pp in zip(k, p)], [1, 1] + s)
+    return _window_reduce(e, spread, k, [1] * len(k), [1] * len(k), [n, c] + sizes, "sum",
+                          attrs=False)
 
 
 # -- Indexing --------------------------------------------------------------------
@@ -2117,6 +2151,13 @@ def ops():
         aten.avg_pool2d_backward.default: _avg_pool2d_backward,
         aten._adaptive_avg_pool2d.default: _adaptive_avg_pool2d,
         aten._adaptive_avg_pool2d_backward.default: _adaptive_avg_pool2d_backward,
+        # 3-D pooling over NCDHW: the same functions (1-D pooling comes as 2-D)
+        aten.max_pool3d_with_indices.default: _max_pool2d_with_indices,
+        aten.max_pool3d_with_indices_backward.default: _max_pool2d_with_indices_backward,
+        aten.avg_pool3d.default: _avg_pool2d,
+        aten.avg_pool3d_backward.default: _avg_pool2d_backward,
+        aten._adaptive_avg_pool3d.default: _adaptive_avg_pool2d,
+        aten._adaptive_avg_pool3d_backward.default: _adaptive_avg_pool2d_backward,
         # indexing (cross-entropy's gather and its backward's scatter)
         aten.gather.default: _gather,
         aten.scatter.value: _scatter_value,
