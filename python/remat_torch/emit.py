@@ -1272,8 +1272,8 @@ def _conv_form(x, w, stride, padding, dilation, transposed, output_padding, grou
     if transposed:
         raise UnsupportedOp("a transposed convolution")
     if len(x.shape) != 4:
-        raise UnsupportedOp(f"a {len(x.shape) - 2}-D convolution (only 1-D and 2-D, NCL "
-                            f"and NCHW)")
+        raise UnsupportedOp(f"a {len(x.shape) - 2}-D convolution (only 1-D, 2-D and 3-D, "
+                            f"NCL, NCHW and NCDHW)")
     pair = lambda v: [v, v] if isinstance(v, int) else list(v)  # noqa: E731
     stride, padding, dilation = pair(stride), pair(padding), pair(dilation)
     if len(stride) != 2 or len(padding) != 2 or len(dilation) != 2 or \
@@ -1301,7 +1301,10 @@ def _unit_height(e, x, w, stride, padding, dilation):
 
 def _convolution(e, x, w, bias, stride, padding, dilation, transposed, output_padding,
                  groups):
-    """A 2-D convolution; a 1-D one as a 2-D one of height 1."""
+    """A 2-D convolution; a 1-D one as a 2-D one of height 1; a 3-D one as
+    a sum of 2-D ones (_depth_slices)."""
+    if len(x.shape) == 5 and len(w.shape) == 5 and not transposed:
+        return _convolution3d(e, x, w, bias, stride, padding, dilation, groups)
     if len(x.shape) == 3 and len(w.shape) == 3 and not transposed:
         x4, w4, stride, padding, dilation = _unit_height(e, x, w, stride, padding, dilation)
         out = _convolution(e, x4, w4, bias, stride, padding, dilation, transposed,
@@ -1313,6 +1316,83 @@ def _convolution(e, x, w, bias, stride, padding, dilation, transposed, output_pa
     if bias is not None:
         out = e.binary("addf", out, e.reshape(bias, [bias.shape[0], 1, 1]))
     return out
+
+
+def _depth_slices(e, x, w, stride, padding, dilation, groups):
+    """A 3-D convolution over NCDHW as KD 2-D ones with the output depth
+    folded into the batch: out[n, :, o] = sum_i conv2d(xp[n, :, o * sd + i *
+    dd], w[:, :, i]) with xp the input zero-padded in depth. Returns the
+    pieces (x_i [N * DO, C, H, W], the depth slice o * sd + i * dd of xp
+    transposed to depth-major, and w_i [F, C / groups, KH, KW]), the 2-D
+    stride, padding and dilation, and (DO, the padded depth, the depth
+    stride, padding and dilation)."""
+    trip = lambda v: ([v] * 3 if isinstance(v, int) else  # noqa: E731
+                      list(v) * 3 if len(v) == 1 else list(v))
+    s, p, d = trip(stride), trip(padding), trip(dilation)
+    if len(s) != 3 or len(p) != 3 or len(d) != 3 or min(s + d) < 1 or min(p) < 0:
+        raise UnsupportedOp(f"a 3-D convolution with stride {s}, padding {p}, dilation {d}")
+    n, c, depth, h, wd = x.shape
+    f, cg, kd, kh, kw = w.shape
+    if c != cg * groups or f % groups:
+        raise UnsupportedOp(f"groups={groups} with weight {list(w.shape)} and input "
+                            f"{list(x.shape)}")
+    dp = depth + 2 * p[0]
+    do = (dp - d[0] * (kd - 1) - 1) // s[0] + 1
+    xp = e.pad(x, [0, 0, p[0], 0, 0])
+    pieces = []
+    for i in range(kd):
+        xi = e.slice_nd(xp, [0, 0, i * d[0], 0, 0], [n, c, do, h, wd], [1, 1, s[0], 1, 1])
+        xi = e.reshape(e.transpose(xi, [0, 2, 1, 3, 4]), [n * do, c, h, wd])
+        wi = e.reshape(e.slice_nd(w, [0, 0, i, 0, 0], [f, cg, 1, kh, kw]), [f, cg, kh, kw])
+        pieces.append((xi, wi))
+    return pieces, (s[1:], p[1:], d[1:]), (do, dp, s[0], p[0], d[0])
+
+
+def _convolution3d(e, x, w, bias, stride, padding, dilation, groups):
+    """A 3-D convolution over NCDHW: the sum of its depth slices' 2-D
+    convolutions (_depth_slices), back to NCDHW."""
+    pieces, (s2, p2, d2), (do, *_) = _depth_slices(e, x, w, stride, padding, dilation,
+                                                    groups)
+    out = None
+    for xi, wi in pieces:
+        yi = _convolution(e, xi, wi, None, s2, p2, d2, False, [0, 0], groups)
+        out = yi if out is None else e.binary("addf", out, yi)
+    _, f, ho, wo = out.shape
+    out = e.transpose(e.reshape(out, [x.shape[0], do, f, ho, wo]), [0, 2, 1, 3, 4])
+    if bias is not None:
+        out = e.binary("addf", out, e.reshape(bias, [bias.shape[0], 1, 1, 1]))
+    return out
+
+
+def _convolution3d_backward(e, grad, x, w, stride, padding, dilation, groups, output_mask):
+    """A 3-D convolution's gradients from its depth slices' 2-D ones: each
+    slice's input gradient added into the depth-padded input's at depths o
+    * sd + i * dd (a strided extract_slice, an add and an insert_slice),
+    then cut to the input; the weight's, the slices' stacked along the
+    kernel depth; the bias's, the sum of the gradient over batch and
+    space."""
+    pieces, (s2, p2, d2), (do, dp, sd, pd, dd) = _depth_slices(e, x, w, stride, padding,
+                                                                dilation, groups)
+    n, c, depth, h, wd = x.shape
+    f, cg, kd, kh, kw = w.shape
+    _, _, _, ho, wo = grad.shape
+    g2 = e.reshape(e.transpose(grad, [0, 2, 1, 3, 4]), [n * do, f, ho, wo])
+    acc = e.filled([n, c, dp, h, wd], 0.0) if output_mask[0] else None
+    gws = []
+    for i, (xi, wi) in enumerate(pieces):
+        gxi, gwi, _ = _convolution_backward(e, g2, xi, wi, None, s2, p2, d2, False, [0, 0],
+                                            groups, [output_mask[0], output_mask[1], False])
+        if gxi is not None:
+            gxi = e.transpose(e.reshape(gxi, [n, do, c, h, wd]), [0, 2, 1, 3, 4])
+            offsets, strides = [0, 0, i * dd, 0, 0], [1, 1, sd, 1, 1]
+            here = e.slice_nd(acc, offsets, [n, c, do, h, wd], strides)
+            acc = e.insert(e.binary("addf", here, gxi), acc, offsets, strides)
+        if gwi is not None:
+            gws.append(e.reshape(gwi, [f, cg, 1, kh, kw]))
+    gx = e.pad(acc, [0, 0, -pd, 0, 0]) if acc is not None else None
+    gw = e.concat(gws, 2) if gws else None
+    gb = e.reduce(grad, [0, 2, 3, 4]) if output_mask[2] else None
+    return gx, gw, gb
 
 
 def _affine(*terms):
@@ -1338,7 +1418,11 @@ def _convolution_backward(e, grad, x, w, bias_sizes, stride, padding, dilation,
     i, j] = sum_{n, h, w} grad[n, f, h, w] * padded_x[n, g(f) * C / groups +
     c, h * stride + i * dilation, ...] (a linalg.generic); grad_bias: the sum
     of the gradient over batch and space. A 1-D convolution's, as a 2-D
-    one's of height 1."""
+    one's of height 1; a 3-D convolution's, as its 2-D pieces'
+    (_depth_slices)."""
+    if len(x.shape) == 5 and len(w.shape) == 5 and not transposed:
+        return _convolution3d_backward(e, grad, x, w, stride, padding, dilation, groups,
+                                       output_mask)
     if len(x.shape) == 3 and len(w.shape) == 3 and not transposed:
         x4, w4, stride, padding, dilation = _unit_height(e, x, w, stride, padding, dilation)
         g4 = e.reshape(grad, [grad.shape[0], grad.shape[1], 1, grad.shape[2]])
