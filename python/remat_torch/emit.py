@@ -1754,6 +1754,118 @@ def _gather(e, x, dim, index, sparse_grad=False):
                      dtype=x.dtype)
 
 
+def _before(op, a, b, dtype, descending):
+    """i1: a sorts strictly before b (ascending: a < b, NaN after every
+    number, as PyTorch orders them; descending: a > b, NaN first)."""
+    if not is_float(dtype):
+        return op(f"arith.cmpi {'sgt' if descending else 'slt'}, {a}, {b} : {dtype}")
+    first, second = (b, a) if descending else (a, b)
+    less = op(f"arith.cmpf olt, {first}, {second} : {dtype}")
+    nan_second = op(f"arith.cmpf uno, {second}, {second} : {dtype}")
+    num_first = op(f"arith.cmpf ord, {first}, {first} : {dtype}")
+    return op(f"arith.ori {less}, {op(f'arith.andi {nan_second}, {num_first} : i1')} : i1")
+
+
+def _sort_indices(e, x, dim, descending, k=None):
+    """The indices of a stable sort of x along `dim` (the first k of them):
+    each element's rank, the number of elements that sort before it or tie
+    with it at a smaller index (a linalg.generic over pairs), then for each
+    position p the index whose rank is p (a second one). O(L^2) per sorted
+    row of length L: sorting networks are not expressible in linalg, and a
+    rank is a pure, order-independent reduction that recomputes bit-identically."""
+    rank = len(x.shape)
+    dim %= rank
+    if not (is_float(x.dtype) or x.dtype in ("i64", "i32")) or rank == 0:
+        raise UnsupportedOp(f"a sort of {x.dtype} {list(x.shape)}")
+    size = x.shape[dim]
+    k = size if k is None else k
+    dims = [f"d{i}" for i in range(rank)]
+    ident = ", ".join(dims)
+    other = ", ".join(f"d{rank}" if i == dim else dims[i] for i in range(rank))
+
+    def rank_body(a, fresh):
+        xi, xj, acc = a
+        op = _Payload(fresh)
+        i, j = op(f"linalg.index {dim} : index"), op(f"linalg.index {rank} : index")
+        true = op("arith.constant true")
+        not_after = op(f"arith.xori {_before(op, xi, xj, x.dtype, descending)}, {true} : i1")
+        ahead = op(f"arith.andi {op(f'arith.cmpi slt, {j}, {i} : index')}, {not_after} : i1")
+        counts = op(f"arith.ori {_before(op, xj, xi, x.dtype, descending)}, {ahead} : i1")
+        result = op(f"arith.addi {acc}, {op(f'arith.extui {counts} : i1 to i64')} : i64")
+        return op.text(), result
+
+    ranks = e.generic([x, x], [ident, other, ident], list(x.shape),
+                      ["parallel"] * rank + ["reduction"], rank_body,
+                      init=e.filled(list(x.shape), 0, "i64"))
+
+    def pick_body(a, fresh):
+        r, acc = a
+        op = _Payload(fresh)
+        p = op(f"arith.index_cast {op(f'linalg.index {dim} : index')} : index to i64")
+        j = op(f"arith.index_cast {op(f'linalg.index {rank} : index')} : index to i64")
+        result = op(f"arith.select {op(f'arith.cmpi eq, {r}, {p} : i64')}, {j}, {acc} : i64")
+        return op.text(), result
+
+    shape = [k if i == dim else s for i, s in enumerate(x.shape)]
+    return e.generic([ranks], [other, ident], shape, ["parallel"] * rank + ["reduction"],
+                     pick_body, init=e.filled(shape, 0, "i64"))
+
+
+def _sort(e, x, dim=-1, descending=False, stable=None):
+    """values, indices of a stable sort along `dim` (_sort_indices); the
+    values gathered at the indices. Its backward (scatter.src of the
+    gradient at the indices) is mapped."""
+    idx = _sort_indices(e, x, dim, descending)
+    return _gather(e, x, dim, idx), idx
+
+
+def _topk(e, x, k, dim=-1, largest=True, sorted=True):
+    """The k largest (smallest) values along `dim` and their indices, in
+    sorted order, ties to the smaller index: the first k of a stable sort
+    (PyTorch's kernel may pick other indices among equal values)."""
+    idx = _sort_indices(e, x, dim, largest, k)
+    return _gather(e, x, dim, idx), idx
+
+
+def _scatter_src(e, dest, dim, index, src, accumulate=False):
+    """dest with dest[..., index[..., j, ...], ...] = src[..., j, ...] along
+    `dim` (the last such j wins, as PyTorch's CPU kernel writes in order),
+    or += with `accumulate` (scatter_add, added in order of j): a
+    linalg.generic that reduces over j. The index covers `dest` in every
+    other dimension; src is read where the index is."""
+    rank = len(dest.shape)
+    dim %= rank
+    if len(index.shape) != rank or len(src.shape) != rank or any(
+            index.shape[i] != dest.shape[i] for i in range(rank) if i != dim) or any(
+            index.shape[i] > src.shape[i] for i in range(rank)):
+        raise UnsupportedOp(f"scatter of {list(src.shape)} at index {list(index.shape)} into "
+                            f"{list(dest.shape)}")
+    index = e.convert(index, "i64")
+    src = e.convert(e.slice_nd(src, [0] * rank, list(index.shape)), dest.dtype)
+    dims = [f"d{i}" for i in range(rank)]
+    ident = ", ".join(dims)
+    jmap = ", ".join(f"d{rank}" if i == dim else dims[i] for i in range(rank))
+
+    def body(a, fresh):
+        ix, sv, acc = a
+        op = _Payload(fresh)
+        pos = op(f"arith.index_cast {op(f'linalg.index {dim} : index')} : index to i64")
+        new = sv
+        if accumulate:
+            new = op(f"arith.{'addf' if is_float(dest.dtype) else 'addi'} {acc}, {sv} : "
+                     f"{dest.dtype}")
+        result = op(f"arith.select {op(f'arith.cmpi eq, {ix}, {pos} : i64')}, {new}, "
+                    f"{acc} : {dest.dtype}")
+        return op.text(), result
+
+    return e.generic([index, src], [jmap, jmap, ident], list(dest.shape),
+                     ["parallel"] * rank + ["reduction"], body, init=dest)
+
+
+def _scatter_add(e, dest, dim, index, src):
+    return _scatter_src(e, dest, dim, index, src, accumulate=True)
+
+
 def _scatter_value(e, src, dim, index, value):
     """src with src[..., index[..., j, ...], ...] = value along `dim`: a
     boolean mask (a linalg.generic that ors, over j, index == position) and
@@ -1928,6 +2040,16 @@ def _index_tensor(e, x, indices):
     maps = [", ".join(bdims) for _ in ix.at] + [ident]
     return e.generic(ix.values, maps, ix.shape, ["parallel"] * out_rank, body,
                      dtype=x.dtype)
+
+
+def _rand(e, size, generator=None, **kw):
+    """Uniform [0, 1) noise (ViT-MAE's random masking): remat.rng_uniform,
+    recomputed bit-identically once -remat-thread-rng makes it Philox."""
+    if generator is not None:
+        raise UnsupportedOp("rand with a generator")
+    if _result_dtype(e, kw) != "f32":
+        raise UnsupportedOp(f"rand of {_result_dtype(e, kw)}")
+    return e.rng_uniform(list(size))
 
 
 def _bernoulli(e, x, p, generator=None):
@@ -2224,6 +2346,7 @@ def ops():
         aten.native_dropout.default: _dropout,
         aten.native_dropout_backward.default: _native_dropout_backward,
         aten.bernoulli.p: _bernoulli,
+        aten.rand.default: _rand,
         aten._log_softmax.default: _log_softmax,
         aten._scaled_dot_product_flash_attention_for_cpu_backward.default:
             _flash_attention_cpu_backward,
@@ -2245,6 +2368,11 @@ def ops():
         # indexing (cross-entropy's gather and its backward's scatter)
         aten.gather.default: _gather,
         aten.scatter.value: _scatter_value,
+        aten.scatter.src: _scatter_src,
+        aten.scatter_add.default: _scatter_add,
+        aten.sort.default: _sort,
+        aten.sort.stable: _sort,
+        aten.topk.default: _topk,
         # batch norm in training mode (its backward comes decomposed); the
         # functional form's updated running statistics are not mapped
         aten._native_batch_norm_legit_functional.default: _batch_norm_functional,
