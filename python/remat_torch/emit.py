@@ -1754,6 +1754,22 @@ def _gather(e, x, dim, index, sparse_grad=False):
                      dtype=x.dtype)
 
 
+def _repeat(e, x, repeats):
+    """x tiled `repeats` times along each dimension (leading ones added as
+    size 1): a linalg.generic copy into [r0, s0, r1, s1, ...], reshaped to
+    [r0 * s0, r1 * s1, ...]."""
+    reps = list(repeats)
+    if len(reps) < len(x.shape):
+        raise UnsupportedOp(f"repeat of {list(x.shape)} by {reps}")
+    shape = [1] * (len(reps) - len(x.shape)) + list(x.shape)
+    x = e.reshape(x, shape)
+    tiled = [v for pair in zip(reps, shape) for v in pair]
+    out = e.generic([x], [", ".join(f"d{2 * i + 1}" for i in range(len(shape))),
+                          ", ".join(f"d{i}" for i in range(len(tiled)))],
+                    tiled, ["parallel"] * len(tiled), "", yields="{0}", dtype=x.dtype)
+    return e.reshape(out, [r * sz for r, sz in zip(reps, shape)])
+
+
 def _before(op, a, b, dtype, descending):
     """i1: a sorts strictly before b (ascending: a < b, NaN after every
     number, as PyTorch orders them; descending: a > b, NaN first)."""
@@ -2373,6 +2389,7 @@ def ops():
         aten.sort.default: _sort,
         aten.sort.stable: _sort,
         aten.topk.default: _topk,
+        aten.repeat.default: _repeat,
         # batch norm in training mode (its backward comes decomposed); the
         # functional form's updated running statistics are not mapped
         aten._native_batch_norm_legit_functional.default: _batch_norm_functional,

@@ -1,11 +1,12 @@
 """sort, argsort and topk with their backward (scatter.src of the gradient
 at the indices) and gather's (scatter_add): ViT-MAE's random masking
-(argsort of noise, the argsort of that to restore the order, gather of the
-kept patches and of the mask), a descending sort of activations along the
-channels, a stable sort along the batch, topk of the smallest along a
-dimension, and an integer argsort. With dropout the noise is torch.rand
-(remat.rng_uniform, recomputed bit-identically); without, a fixed input,
-so the step can be compared with PyTorch's."""
+(argsort of noise, the argsort of that to restore the order, gathers of
+the kept patches, with a repeated index, and of the mask), a descending
+sort of activations along the channels, a stable sort along the batch,
+topk of the smallest along a dimension, and an integer argsort. With
+dropout the noise is torch.rand (remat.rng_uniform, recomputed
+bit-identically); without, a fixed input, so the step can be compared
+with PyTorch's."""
 import torch
 import torch.nn as nn
 from torch.utils.checkpoint import checkpoint
@@ -27,7 +28,7 @@ class Net(nn.Module):
         ids_shuffle = torch.argsort(noise, dim=1)
         ids_restore = torch.argsort(ids_shuffle, dim=1)          # an argsort of int64
         ids_keep = ids_shuffle[:, :keep * 3]
-        kept = torch.gather(x, 1, ids_keep.unsqueeze(-1).expand(-1, -1, 8))
+        kept = torch.gather(x, 1, ids_keep.unsqueeze(-1).repeat(1, 1, 8))
         mask = torch.ones(n, length)
         mask[:, :keep * 3] = 0
         mask = torch.gather(mask, 1, ids_restore)
