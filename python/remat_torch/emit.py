@@ -11,6 +11,7 @@ checkpoint region's `remat.segment` goes on every op of its ATen nodes and
 `remat.policy = "save"` only on the op that defines a saved node's result.
 """
 
+import itertools
 import math
 import operator
 
@@ -1324,8 +1325,8 @@ def _conv_form(x, w, stride, padding, dilation, transposed, output_padding, grou
     if transposed:
         raise UnsupportedOp("a transposed convolution")
     if len(x.shape) != 4:
-        raise UnsupportedOp(f"a {len(x.shape) - 2}-D convolution (only 1-D and 2-D, NCL "
-                            f"and NCHW)")
+        raise UnsupportedOp(f"a {len(x.shape) - 2}-D convolution (only 1-D, 2-D and 3-D, "
+                            f"NCL, NCHW and NCDHW)")
     pair = lambda v: [v, v] if isinstance(v, int) else list(v)  # noqa: E731
     stride, padding, dilation = pair(stride), pair(padding), pair(dilation)
     if len(stride) != 2 or len(padding) != 2 or len(dilation) != 2 or \
@@ -1353,7 +1354,10 @@ def _unit_height(e, x, w, stride, padding, dilation):
 
 def _convolution(e, x, w, bias, stride, padding, dilation, transposed, output_padding,
                  groups):
-    """A 2-D convolution; a 1-D one as a 2-D one of height 1."""
+    """A 2-D convolution; a 1-D one as a 2-D one of height 1; a 3-D one as
+    a sum of 2-D ones (_depth_slices)."""
+    if len(x.shape) == 5 and len(w.shape) == 5 and not transposed:
+        return _convolution3d(e, x, w, bias, stride, padding, dilation, groups)
     if len(x.shape) == 3 and len(w.shape) == 3 and not transposed:
         x4, w4, stride, padding, dilation = _unit_height(e, x, w, stride, padding, dilation)
         out = _convolution(e, x4, w4, bias, stride, padding, dilation, transposed,
@@ -1365,6 +1369,83 @@ def _convolution(e, x, w, bias, stride, padding, dilation, transposed, output_pa
     if bias is not None:
         out = e.binary("addf", out, e.reshape(bias, [bias.shape[0], 1, 1]))
     return out
+
+
+def _depth_slices(e, x, w, stride, padding, dilation, groups):
+    """A 3-D convolution over NCDHW as KD 2-D ones with the output depth
+    folded into the batch: out[n, :, o] = sum_i conv2d(xp[n, :, o * sd + i *
+    dd], w[:, :, i]) with xp the input zero-padded in depth. Returns the
+    pieces (x_i [N * DO, C, H, W], the depth slice o * sd + i * dd of xp
+    transposed to depth-major, and w_i [F, C / groups, KH, KW]), the 2-D
+    stride, padding and dilation, and (DO, the padded depth, the depth
+    stride, padding and dilation)."""
+    trip = lambda v: ([v] * 3 if isinstance(v, int) else  # noqa: E731
+                      list(v) * 3 if len(v) == 1 else list(v))
+    s, p, d = trip(stride), trip(padding), trip(dilation)
+    if len(s) != 3 or len(p) != 3 or len(d) != 3 or min(s + d) < 1 or min(p) < 0:
+        raise UnsupportedOp(f"a 3-D convolution with stride {s}, padding {p}, dilation {d}")
+    n, c, depth, h, wd = x.shape
+    f, cg, kd, kh, kw = w.shape
+    if c != cg * groups or f % groups:
+        raise UnsupportedOp(f"groups={groups} with weight {list(w.shape)} and input "
+                            f"{list(x.shape)}")
+    dp = depth + 2 * p[0]
+    do = (dp - d[0] * (kd - 1) - 1) // s[0] + 1
+    xp = e.pad(x, [0, 0, p[0], 0, 0])
+    pieces = []
+    for i in range(kd):
+        xi = e.slice_nd(xp, [0, 0, i * d[0], 0, 0], [n, c, do, h, wd], [1, 1, s[0], 1, 1])
+        xi = e.reshape(e.transpose(xi, [0, 2, 1, 3, 4]), [n * do, c, h, wd])
+        wi = e.reshape(e.slice_nd(w, [0, 0, i, 0, 0], [f, cg, 1, kh, kw]), [f, cg, kh, kw])
+        pieces.append((xi, wi))
+    return pieces, (s[1:], p[1:], d[1:]), (do, dp, s[0], p[0], d[0])
+
+
+def _convolution3d(e, x, w, bias, stride, padding, dilation, groups):
+    """A 3-D convolution over NCDHW: the sum of its depth slices' 2-D
+    convolutions (_depth_slices), back to NCDHW."""
+    pieces, (s2, p2, d2), (do, *_) = _depth_slices(e, x, w, stride, padding, dilation,
+                                                    groups)
+    out = None
+    for xi, wi in pieces:
+        yi = _convolution(e, xi, wi, None, s2, p2, d2, False, [0, 0], groups)
+        out = yi if out is None else e.binary("addf", out, yi)
+    _, f, ho, wo = out.shape
+    out = e.transpose(e.reshape(out, [x.shape[0], do, f, ho, wo]), [0, 2, 1, 3, 4])
+    if bias is not None:
+        out = e.binary("addf", out, e.reshape(bias, [bias.shape[0], 1, 1, 1]))
+    return out
+
+
+def _convolution3d_backward(e, grad, x, w, stride, padding, dilation, groups, output_mask):
+    """A 3-D convolution's gradients from its depth slices' 2-D ones: each
+    slice's input gradient added into the depth-padded input's at depths o
+    * sd + i * dd (a strided extract_slice, an add and an insert_slice),
+    then cut to the input; the weight's, the slices' stacked along the
+    kernel depth; the bias's, the sum of the gradient over batch and
+    space."""
+    pieces, (s2, p2, d2), (do, dp, sd, pd, dd) = _depth_slices(e, x, w, stride, padding,
+                                                                dilation, groups)
+    n, c, depth, h, wd = x.shape
+    f, cg, kd, kh, kw = w.shape
+    _, _, _, ho, wo = grad.shape
+    g2 = e.reshape(e.transpose(grad, [0, 2, 1, 3, 4]), [n * do, f, ho, wo])
+    acc = e.filled([n, c, dp, h, wd], 0.0) if output_mask[0] else None
+    gws = []
+    for i, (xi, wi) in enumerate(pieces):
+        gxi, gwi, _ = _convolution_backward(e, g2, xi, wi, None, s2, p2, d2, False, [0, 0],
+                                            groups, [output_mask[0], output_mask[1], False])
+        if gxi is not None:
+            gxi = e.transpose(e.reshape(gxi, [n, do, c, h, wd]), [0, 2, 1, 3, 4])
+            offsets, strides = [0, 0, i * dd, 0, 0], [1, 1, sd, 1, 1]
+            here = e.slice_nd(acc, offsets, [n, c, do, h, wd], strides)
+            acc = e.insert(e.binary("addf", here, gxi), acc, offsets, strides)
+        if gwi is not None:
+            gws.append(e.reshape(gwi, [f, cg, 1, kh, kw]))
+    gx = e.pad(acc, [0, 0, -pd, 0, 0]) if acc is not None else None
+    gw = e.concat(gws, 2) if gws else None
+    gb = e.reduce(grad, [0, 2, 3, 4]) if output_mask[2] else None
+    return gx, gw, gb
 
 
 def _affine(*terms):
@@ -1390,7 +1471,11 @@ def _convolution_backward(e, grad, x, w, bias_sizes, stride, padding, dilation,
     i, j] = sum_{n, h, w} grad[n, f, h, w] * padded_x[n, g(f) * C / groups +
     c, h * stride + i * dilation, ...] (a linalg.generic); grad_bias: the sum
     of the gradient over batch and space. A 1-D convolution's, as a 2-D
-    one's of height 1."""
+    one's of height 1; a 3-D convolution's, as its 2-D pieces'
+    (_depth_slices)."""
+    if len(x.shape) == 5 and len(w.shape) == 5 and not transposed:
+        return _convolution3d_backward(e, grad, x, w, stride, padding, dilation, groups,
+                                       output_mask)
     if len(x.shape) == 3 and len(w.shape) == 3 and not transposed:
         x4, w4, stride, padding, dilation = _unit_height(e, x, w, stride, padding, dilation)
         g4 = e.reshape(grad, [grad.shape[0], grad.shape[1], 1, grad.shape[2]])
@@ -1457,16 +1542,19 @@ def _convolution_backward(e, grad, x, w, bias_sizes, stride, padding, dilation,
 
 def _pool_form(x, kernel, stride, padding, dilation, ceil_mode):
     """(kernel, stride, padding, dilation, output size, padded extent) of a
-    2-D pooling over NCHW, each a pair; the output size as PyTorch computes
-    it (with ceil_mode, a last window must start inside the input or its
-    left padding)."""
-    if len(x.shape) != 4:
-        raise UnsupportedOp(f"{len(x.shape)}-D pooling input (only NCHW)")
-    pair = lambda v: ([v, v] if isinstance(v, int) else  # noqa: E731
-                      list(v) * 2 if len(v) == 1 else list(v))
-    kernel = pair(kernel)
-    stride = pair(stride) if stride not in (None, [], ()) else list(kernel)
-    padding, dilation = pair(padding), pair(dilation)
+    2-D pooling over NCHW or a 3-D one over NCDHW, each a list per spatial
+    dimension; the output size as PyTorch computes it (with ceil_mode, a
+    last window must start inside the input or its left padding). 1-D
+    pooling reaches here as 2-D pooling of height 1 (PyTorch's own
+    decomposition)."""
+    nd = len(x.shape) - 2
+    if nd not in (2, 3):
+        raise UnsupportedOp(f"{len(x.shape)}-D pooling input (only NCHW and NCDHW)")
+    tup = lambda v: ([v] * nd if isinstance(v, int) else  # noqa: E731
+                     list(v) * nd if len(v) == 1 else list(v))
+    kernel = tup(kernel)
+    stride = tup(stride) if stride not in (None, [], ()) else list(kernel)
+    padding, dilation = tup(padding), tup(dilation)
     out, extent = [], []
     for size, k, s, p, d in zip(x.shape[2:], kernel, stride, padding, dilation):
         if p > k // 2 or p < 0:
@@ -1498,105 +1586,131 @@ def in_float32(fn):
     return wrapped
 
 
+def _window_reduce(e, xp, k, s, d, shape, kind, attrs=True):
+    """The maximum ("max") or sum ("sum") of each window of the padded
+    input xp, of output `shape`: linalg.pooling_nchw_max / _sum over NCHW,
+    a linalg.generic with the same maps over NCDHW (linalg's 3-D pooling
+    ops are NDHWC only)."""
+    nd = len(k)
+    init = e.filled(shape, -math.inf if kind == "max" else 0.0)
+    if nd == 2:
+        window = e.empty(k)
+        out = e.new(shape, hint="pool")
+        e.emit(f"  {out.name} = linalg.pooling_nchw_{kind}{e.ATTRS} ins({xp.name}, "
+               f"{window.name} : {xp.type}, {window.type}) outs({init.name} : {init.type}) "
+               f"-> {out.type}", out.name, e.window_attrs(s, d) if attrs else None)
+        return out
+    # The window operand gives the reduction dimensions their extents.
+    at = ", ".join(_affine((s[i], f"d{2 + i}"), (d[i], f"d{2 + nd + i}")) for i in range(nd))
+    outer = ", ".join(f"d{i}" for i in range(nd + 2))
+    op = "maximumf" if kind == "max" else "addf"
+    return e.generic([xp, e.empty(k)],
+                     [f"d0, d1, {at}", ", ".join(f"d{2 + nd + i}" for i in range(nd)), outer],
+                     shape, ["parallel"] * (nd + 2) + ["reduction"] * nd,
+                     f"{{y}} = arith.{op} {{2}}, {{0}} : f32", init=init)
+
+
 def _max_pool2d_with_indices(e, x, kernel, stride=(), padding=0, dilation=1,
                              ceil_mode=False):
     """The maximum over each window (linalg.pooling_nchw_max on the input
-    padded with -inf) and its index, the flat h * W + w of the first maximum
-    in the window's row-major order that lies inside the input, as PyTorch
-    picks it: the smallest in-bounds index whose element equals the
-    maximum, a linalg.generic reduction whose result does not depend on
-    the order it visits the window in."""
-    k, s, p, d, (ho, wo), extent = _pool_form(x, kernel, stride, padding, dilation,
-                                              ceil_mode)
-    n, c, h, w = x.shape
-    xp = e.pad(x, [0, 0, p[0], p[1]],
-               [0, 0, extent[0] - h - p[0], extent[1] - w - p[1]], -math.inf)
+    padded with -inf; over NCDHW a linalg.generic) and its index, the flat
+    h * W + w (d * H * W + h * W + w) of the first maximum in the window's
+    row-major order that lies inside the input, as PyTorch picks it: the
+    smallest in-bounds index whose element equals the maximum, a
+    linalg.generic reduction whose result does not depend on the order it
+    visits the window in."""
+    k, s, p, d, out, extent = _pool_form(x, kernel, stride, padding, dilation, ceil_mode)
+    nd = len(k)
+    n, c, sizes = x.shape[0], x.shape[1], list(x.shape[2:])
+    xp = e.pad(x, [0, 0] + p, [0, 0] + [ex - sz - pp for ex, sz, pp in zip(extent, sizes, p)],
+               -math.inf)
+    shape = [n, c] + out
+    val = _window_reduce(e, xp, k, s, d, shape, "max")
     window = e.empty(k)
-    init = e.filled([n, c, ho, wo], -math.inf)
-    val = e.new([n, c, ho, wo], hint="pool")
-    e.emit(f"  {val.name} = linalg.pooling_nchw_max{e.ATTRS} ins({xp.name}, {window.name} : "
-           f"{xp.type}, {window.type}) outs({init.name} : {init.type}) -> {val.type}",
-           val.name, e.window_attrs(s, d))
 
     def body(a, fresh):
         xv, _, mv, acc = a
-        op, names = _Payload(fresh), {}
-        for i in range(4):
-            names[i] = op(f"linalg.index {i + 2} : index")
-        const = {}
-        for v in {s[0], d[0], p[0], s[1], d[1], p[1], h, w, 0}:
-            const[v] = op(f"arith.constant {v} : index")
-        row = op(f"arith.addi {op(f'arith.muli {names[0]}, {const[s[0]]} : index')}, "
-                 f"{op(f'arith.muli {names[2]}, {const[d[0]]} : index')} : index")
-        row = op(f"arith.subi {row}, {const[p[0]]} : index")
-        col = op(f"arith.addi {op(f'arith.muli {names[1]}, {const[s[1]]} : index')}, "
-                 f"{op(f'arith.muli {names[3]}, {const[d[1]]} : index')} : index")
-        col = op(f"arith.subi {col}, {const[p[1]]} : index")
+        op, const = _Payload(fresh), {}
+
+        def cst(v):
+            if v not in const:
+                const[v] = op(f"arith.constant {v} : index")
+            return const[v]
         inside = op(f"arith.cmpf oeq, {xv}, {mv} : f32")
-        for v, lo_hi in ((row, h), (col, w)):
-            ge = op(f"arith.cmpi sge, {v}, {const[0]} : index")
-            lt = op(f"arith.cmpi slt, {v}, {const[lo_hi]} : index")
+        flat = None
+        for i in range(nd):
+            o, w = op(f"linalg.index {i + 2} : index"), op(f"linalg.index {i + 2 + nd} : index")
+            at = op(f"arith.addi {op(f'arith.muli {o}, {cst(s[i])} : index')}, "
+                    f"{op(f'arith.muli {w}, {cst(d[i])} : index')} : index")
+            at = op(f"arith.subi {at}, {cst(p[i])} : index")
+            ge = op(f"arith.cmpi sge, {at}, {cst(0)} : index")
+            lt = op(f"arith.cmpi slt, {at}, {cst(sizes[i])} : index")
             inside = op(f"arith.andi {inside}, {op(f'arith.andi {ge}, {lt} : i1')} : i1")
-        flat = op(f"arith.addi {op(f'arith.muli {row}, {const[w]} : index')}, {col} : index")
+            flat = at if flat is None else \
+                op(f"arith.addi {op(f'arith.muli {flat}, {cst(sizes[i])} : index')}, {at} : index")
         flat = op(f"arith.index_cast {flat} : index to i64")
         least = op(f"arith.minsi {flat}, {acc} : i64")
         result = op(f"arith.select {inside}, {least}, {acc} : i64")
         return op.text(), result
 
+    at = ", ".join(_affine((s[i], f"d{2 + i}"), (d[i], f"d{2 + nd + i}")) for i in range(nd))
+    outer = ", ".join(f"d{i}" for i in range(nd + 2))
     idx = e.generic([xp, window, val],
-                    [f"d0, d1, {_affine((s[0], 'd2'), (d[0], 'd4'))}, "
-                     f"{_affine((s[1], 'd3'), (d[1], 'd5'))}", "d4, d5", "d0, d1, d2, d3",
-                     "d0, d1, d2, d3"],
-                    [n, c, ho, wo], ["parallel"] * 4 + ["reduction"] * 2, body,
-                    init=e.filled([n, c, ho, wo], (1 << 63) - 1, "i64"))
+                    [f"d0, d1, {at}", ", ".join(f"d{2 + nd + i}" for i in range(nd)), outer,
+                     outer],
+                    shape, ["parallel"] * (nd + 2) + ["reduction"] * nd, body,
+                    init=e.filled(shape, (1 << 63) - 1, "i64"))
     return val, idx
 
 
 def _max_pool2d_with_indices_backward(e, grad, x, kernel, stride, padding, dilation,
                                       ceil_mode, indices):
     """Each output's gradient goes to the input element its index names:
-    for each window position (i, j), the gradients whose index is that
-    position are added at stride-spaced offsets (i, j) into the padded input's
-    gradient (a strided extract_slice, an add and an insert_slice, in place),
-    which is then cut to the input. An index's window position is computed
-    once (a linalg.generic)."""
-    k, s, p, d, (ho, wo), extent = _pool_form(x, kernel, stride, padding, dilation,
-                                              ceil_mode)
-    n, c, h, w = x.shape
+    for each window position, the gradients whose index is that position
+    are added at stride-spaced offsets into the padded input's gradient (a
+    strided extract_slice, an add and an insert_slice, in place), which is
+    then cut to the input. An index's window position is computed once (a
+    linalg.generic). 2-D over NCHW and 3-D over NCDHW."""
+    k, s, p, d, out, extent = _pool_form(x, kernel, stride, padding, dilation, ceil_mode)
+    nd = len(k)
+    n, c, sizes = x.shape[0], x.shape[1], list(x.shape[2:])
 
     def body(a, fresh):
         ix, _ = a
-        op = _Payload(fresh)
-        oh, ow = op("linalg.index 2 : index"), op("linalg.index 3 : index")
-        oh, ow = (op(f"arith.index_cast {v} : index to i64") for v in (oh, ow))
-        cst = {v: op(f"arith.constant {v} : i64") for v in
-               {s[0], s[1], p[0], p[1], d[0], d[1], w, k[0], k[1], 0, -1}}
-        row, col = op(f"arith.divsi {ix}, {cst[w]} : i64"), op(f"arith.remsi {ix}, {cst[w]} : i64")
-        pos = []
-        for v, o, st, pd, dl, kk in ((row, oh, s[0], p[0], d[0], k[0]),
-                                     (col, ow, s[1], p[1], d[1], k[1])):
-            start = op(f"arith.subi {op(f'arith.muli {o}, {cst[st]} : i64')}, {cst[pd]} : i64")
-            off = op(f"arith.divsi {op(f'arith.subi {v}, {start} : i64')}, {cst[dl]} : i64")
-            ok = op(f"arith.andi {op(f'arith.cmpi sge, {off}, {cst[0]} : i64')}, "
-                    f"{op(f'arith.cmpi slt, {off}, {cst[kk]} : i64')} : i1")
-            pos.append((off, ok))
-        local = op(f"arith.addi {op(f'arith.muli {pos[0][0]}, {cst[k[1]]} : i64')}, "
-                   f"{pos[1][0]} : i64")
-        ok = op(f"arith.andi {pos[0][1]}, {pos[1][1]} : i1")
-        result = op(f"arith.select {ok}, {local}, {cst[-1]} : i64")
+        op, const = _Payload(fresh), {}
+
+        def cst(v):
+            if v not in const:
+                const[v] = op(f"arith.constant {v} : i64")
+            return const[v]
+        local, ok = None, None
+        for i in range(nd):
+            o = op(f"arith.index_cast {op(f'linalg.index {i + 2} : index')} : index to i64")
+            inner = math.prod(sizes[i + 1:])
+            v = op(f"arith.divsi {ix}, {cst(inner)} : i64") if inner != 1 else ix
+            v = op(f"arith.remsi {v}, {cst(sizes[i])} : i64") if i > 0 else v
+            start = op(f"arith.subi {op(f'arith.muli {o}, {cst(s[i])} : i64')}, {cst(p[i])} : i64")
+            off = op(f"arith.divsi {op(f'arith.subi {v}, {start} : i64')}, {cst(d[i])} : i64")
+            good = op(f"arith.andi {op(f'arith.cmpi sge, {off}, {cst(0)} : i64')}, "
+                      f"{op(f'arith.cmpi slt, {off}, {cst(k[i])} : i64')} : i1")
+            local = off if local is None else \
+                op(f"arith.addi {op(f'arith.muli {local}, {cst(k[i])} : i64')}, {off} : i64")
+            ok = good if ok is None else op(f"arith.andi {ok}, {good} : i1")
+        result = op(f"arith.select {ok}, {local}, {cst(-1)} : i64")
         return op.text(), result
 
-    local = e.generic([indices], ["d0, d1, d2, d3", "d0, d1, d2, d3"], [n, c, ho, wo],
-                      ["parallel"] * 4, body, dtype="i64")
+    outer = ", ".join(f"d{i}" for i in range(nd + 2))
+    local = e.generic([indices], [outer, outer], [n, c] + out, ["parallel"] * (nd + 2), body,
+                      dtype="i64")
     acc = e.filled([n, c] + extent, 0.0)
-    for i in range(k[0]):
-        for j in range(k[1]):
-            part = e.select(e.cmp("eq", local, i * k[1] + j), grad, 0.0)
-            offsets, strides = [0, 0, i * d[0], j * d[1]], [1, 1, s[0], s[1]]
-            here = e.slice_nd(acc, offsets, [n, c, ho, wo], strides)
-            acc = e.insert(e.binary("addf", here, part), acc, offsets, strides)
-    return e.pad(acc, [0, 0, -p[0], -p[1]],
-                 [0, 0, h + p[0] - extent[0], w + p[1] - extent[1]])
+    for flat, pos in enumerate(itertools.product(*(range(kk) for kk in k))):
+        part = e.select(e.cmp("eq", local, flat), grad, 0.0)
+        offsets = [0, 0] + [pp * dd for pp, dd in zip(pos, d)]
+        strides = [1, 1] + s
+        here = e.slice_nd(acc, offsets, [n, c] + out, strides)
+        acc = e.insert(e.binary("addf", here, part), acc, offsets, strides)
+    return e.pad(acc, [0, 0] + [-pp for pp in p],
+                 [0, 0] + [sz + pp - ex for sz, pp, ex in zip(sizes, p, extent)])
 
 
 def _adaptive_weights(e, size, out):
@@ -1609,87 +1723,91 @@ def _adaptive_weights(e, size, out):
     return e.constant(rows)
 
 
+def _adaptive_avg(e, src, sizes, out_sizes, backward):
+    """out[n, c, o...] = sum_{i...} src[n, c, i...] * prod_j A_j[o_j, i_j]
+    with each spatial dimension's averaging weights A_j (the backward: the
+    same sum with each A_j transposed), 2-D or 3-D."""
+    nd = len(sizes)
+    n, c = src.shape[:2]
+    weights = [_adaptive_weights(e, sz, o) for sz, o in zip(sizes, out_sizes)]
+    shape = [n, c] + list(out_sizes if not backward else sizes)
+    reduced = [f"d{2 + nd + j}" for j in range(nd)]
+    maps = [f"d0, d1, {', '.join(reduced)}"]
+    for j in range(nd):
+        pair = [f"d{2 + j}", reduced[j]]
+        maps.append(", ".join(pair[::-1] if backward else pair))
+    maps.append(", ".join(f"d{i}" for i in range(nd + 2)))
+    lines, prod = [], "{1}"
+    for j in range(2, nd + 1):
+        name = "{t}" if j == 2 else f"{{t}}w{j}"
+        lines.append(f"{name} = arith.mulf {prod}, {{{j}}} : f32")
+        prod = name
+    lines += [f"{{y}} = arith.mulf {{0}}, {prod} : f32",
+              f"{{t}}b = arith.addf {{{nd + 1}}}, {{y}} : f32"]
+    return e.generic([src] + weights, maps, shape, ["parallel"] * (nd + 2) + ["reduction"] * nd,
+                     "\n".join(lines), yields="{t}b", init=e.filled(shape, 0.0))
+
+
 def _adaptive_avg_pool2d(e, x, output_size):
     """out[n, c, o, p] = sum_{h, w} x[n, c, h, w] * A[o, h] * B[p, w] with
-    the windows' averaging weights A and B."""
-    n, c, h, w = x.shape
-    oh, ow = output_size
-    a, b = _adaptive_weights(e, h, oh), _adaptive_weights(e, w, ow)
-    return e.generic([x, a, b], ["d0, d1, d4, d5", "d2, d4", "d3, d5", "d0, d1, d2, d3"],
-                     [n, c, oh, ow], ["parallel"] * 4 + ["reduction"] * 2,
-                     "{t} = arith.mulf {1}, {2} : f32\n{y} = arith.mulf {0}, {t} : f32\n"
-                     "{t}b = arith.addf {3}, {y} : f32", yields="{t}b",
-                     init=e.filled([n, c, oh, ow], 0.0))
+    the windows' averaging weights A and B (3-D: a third weight)."""
+    if len(x.shape) - 2 != len(output_size) or len(output_size) not in (2, 3):
+        raise UnsupportedOp(f"adaptive average pooling of {list(x.shape)} to {output_size}")
+    return _adaptive_avg(e, x, list(x.shape[2:]), list(output_size), False)
 
 
 def _adaptive_avg_pool2d_backward(e, grad, x):
-    n, c, h, w = x.shape
-    _, _, oh, ow = grad.shape
-    a, b = _adaptive_weights(e, h, oh), _adaptive_weights(e, w, ow)
-    return e.generic([grad, a, b], ["d0, d1, d4, d5", "d4, d2", "d5, d3", "d0, d1, d2, d3"],
-                     [n, c, h, w], ["parallel"] * 4 + ["reduction"] * 2,
-                     "{t} = arith.mulf {1}, {2} : f32\n{y} = arith.mulf {0}, {t} : f32\n"
-                     "{t}b = arith.addf {3}, {y} : f32", yields="{t}b",
-                     init=e.filled([n, c, h, w], 0.0))
+    return _adaptive_avg(e, grad, list(x.shape[2:]), list(grad.shape[2:]), True)
 
 
 def _avg_pool2d(e, x, kernel, stride=(), padding=0, ceil_mode=False,
                 count_include_pad=True, divisor_override=None):
-    """The window sums (linalg.pooling_nchw_sum on the zero-padded input)
-    divided by each window's divisor as PyTorch counts it."""
-    k, s, p, d, (ho, wo), extent = _pool_form(x, kernel, stride, padding, 1, ceil_mode)
-    n, c, h, w = x.shape
-    xp = e.pad(x, [0, 0, p[0], p[1]], [0, 0, extent[0] - h - p[0], extent[1] - w - p[1]])
-    window = e.empty(k)
-    init = e.filled([n, c, ho, wo], 0.0)
-    total = e.new([n, c, ho, wo], hint="pool")
-    e.emit(f"  {total.name} = linalg.pooling_nchw_sum{e.ATTRS} ins({xp.name}, {window.name} : "
-           f"{xp.type}, {window.type}) outs({init.name} : {init.type}) -> {total.type}",
-           total.name, e.window_attrs(s, d))
-    return e.binary("mulf", total, _avg_pool_scale(e, x, k, s, p, (ho, wo), count_include_pad,
+    """The window sums (linalg.pooling_nchw_sum on the zero-padded input;
+    over NCDHW a linalg.generic) divided by each window's divisor as
+    PyTorch counts it."""
+    k, s, p, d, out, extent = _pool_form(x, kernel, stride, padding, 1, ceil_mode)
+    n, c, sizes = x.shape[0], x.shape[1], list(x.shape[2:])
+    xp = e.pad(x, [0, 0] + p, [0, 0] + [ex - sz - pp for ex, sz, pp in zip(extent, sizes, p)])
+    total = _window_reduce(e, xp, k, s, d, [n, c] + out, "sum")
+    return e.binary("mulf", total, _avg_pool_scale(e, x, k, s, p, out, count_include_pad,
                                                    divisor_override))
 
 
 def _avg_pool_scale(e, x, k, s, p, out, count_include_pad, divisor_override):
-    """[out_h, out_w]: 1 / the divisor of each window (PyTorch's: the window
+    """[out...]: 1 / the divisor of each window (PyTorch's: the window
     clipped to the padded input, or to the input without count_include_pad)."""
-    h, w = x.shape[2:]
+    sizes = x.shape[2:]
     if divisor_override:
         return 1.0 / divisor_override
-    rows = []
-    for oh in range(out[0]):
-        row = []
-        for ow in range(out[1]):
+
+    def rows(at):
+        if len(at) == len(out):
             size = 1
-            for o, st, pd, kk, n in ((oh, s[0], p[0], k[0], h), (ow, s[1], p[1], k[1], w)):
+            for o, st, pd, kk, n in zip(at, s, p, k, sizes):
                 start = o * st - pd
                 end = min(start + kk, n + pd)
                 if not count_include_pad:
                     start, end = max(start, 0), min(end, n)
                 size *= end - start
-            row.append(1.0 / size)
-        rows.append(row)
-    return e.constant(rows)
+            return 1.0 / size
+        return [rows(at + [o]) for o in range(out[len(at)])]
+    return e.constant(rows([]))
 
 
 def _avg_pool2d_backward(e, grad, x, kernel, stride, padding, ceil_mode,
                          count_include_pad, divisor_override):
     """The gradient scaled by each window's 1 / divisor, spread over its
     window: dilated by the stride, padded by kernel - 1 - padding and summed
-    over kernel-sized windows (linalg.pooling_nchw_sum)."""
-    k, s, p, d, (ho, wo), extent = _pool_form(x, kernel, stride, padding, 1, ceil_mode)
-    n, c, h, w = x.shape
-    scaled = e.binary("mulf", grad, _avg_pool_scale(e, x, k, s, p, (ho, wo),
+    over kernel-sized windows (linalg.pooling_nchw_sum; over NCDHW a
+    linalg.generic)."""
+    k, s, p, d, out, extent = _pool_form(x, kernel, stride, padding, 1, ceil_mode)
+    n, c, sizes = x.shape[0], x.shape[1], list(x.shape[2:])
+    scaled = e.binary("mulf", grad, _avg_pool_scale(e, x, k, s, p, out,
                                                      count_include_pad, divisor_override))
-    spread = e.place(scaled, [n, c, h + k[0] - 1, w + k[1] - 1],
-                     [0, 0, k[0] - 1 - p[0], k[1] - 1 - p[1]], [1, 1, s[0], s[1]])
-    window = e.empty(k)
-    init = e.filled([n, c, h, w], 0.0)
-    out = e.new([n, c, h, w], hint="pool")
-    e.emit(f"  {out.name} = linalg.pooling_nchw_sum{e.ATTRS} ins({spread.name}, {window.name} "
-           f": {spread.type}, {window.type}) outs({init.name} : {init.type}) -> {out.type}",
-           out.name)
-    return out
+    spread = e.place(scaled, [n, c] + [sz + kk - 1 for sz, kk in zip(sizes, k)],
+                     [0, 0] + [kk - 1 - pp for kk, pp in zip(k, p)], [1, 1] + s)
+    return _window_reduce(e, spread, k, [1] * len(k), [1] * len(k), [n, c] + sizes, "sum",
+                          attrs=False)
 
 
 # -- Indexing --------------------------------------------------------------------
@@ -1715,6 +1833,134 @@ def _gather(e, x, dim, index, sparse_grad=False):
 
     return e.generic([index], [ident, ident], list(index.shape), ["parallel"] * rank, body,
                      dtype=x.dtype)
+
+
+def _repeat(e, x, repeats):
+    """x tiled `repeats` times along each dimension (leading ones added as
+    size 1): a linalg.generic copy into [r0, s0, r1, s1, ...], reshaped to
+    [r0 * s0, r1 * s1, ...]."""
+    reps = list(repeats)
+    if len(reps) < len(x.shape):
+        raise UnsupportedOp(f"repeat of {list(x.shape)} by {reps}")
+    shape = [1] * (len(reps) - len(x.shape)) + list(x.shape)
+    x = e.reshape(x, shape)
+    tiled = [v for pair in zip(reps, shape) for v in pair]
+    out = e.generic([x], [", ".join(f"d{2 * i + 1}" for i in range(len(shape))),
+                          ", ".join(f"d{i}" for i in range(len(tiled)))],
+                    tiled, ["parallel"] * len(tiled), "", yields="{0}", dtype=x.dtype)
+    return e.reshape(out, [r * sz for r, sz in zip(reps, shape)])
+
+
+def _before(op, a, b, dtype, descending):
+    """i1: a sorts strictly before b (ascending: a < b, NaN after every
+    number, as PyTorch orders them; descending: a > b, NaN first)."""
+    if not is_float(dtype):
+        return op(f"arith.cmpi {'sgt' if descending else 'slt'}, {a}, {b} : {dtype}")
+    first, second = (b, a) if descending else (a, b)
+    less = op(f"arith.cmpf olt, {first}, {second} : {dtype}")
+    nan_second = op(f"arith.cmpf uno, {second}, {second} : {dtype}")
+    num_first = op(f"arith.cmpf ord, {first}, {first} : {dtype}")
+    return op(f"arith.ori {less}, {op(f'arith.andi {nan_second}, {num_first} : i1')} : i1")
+
+
+def _sort_indices(e, x, dim, descending, k=None):
+    """The indices of a stable sort of x along `dim` (the first k of them):
+    each element's rank, the number of elements that sort before it or tie
+    with it at a smaller index (a linalg.generic over pairs), then for each
+    position p the index whose rank is p (a second one). O(L^2) per sorted
+    row of length L: sorting networks are not expressible in linalg, and a
+    rank is a pure, order-independent reduction that recomputes bit-identically."""
+    rank = len(x.shape)
+    dim %= rank
+    if not (is_float(x.dtype) or x.dtype in ("i64", "i32")) or rank == 0:
+        raise UnsupportedOp(f"a sort of {x.dtype} {list(x.shape)}")
+    size = x.shape[dim]
+    k = size if k is None else k
+    dims = [f"d{i}" for i in range(rank)]
+    ident = ", ".join(dims)
+    other = ", ".join(f"d{rank}" if i == dim else dims[i] for i in range(rank))
+
+    def rank_body(a, fresh):
+        xi, xj, acc = a
+        op = _Payload(fresh)
+        i, j = op(f"linalg.index {dim} : index"), op(f"linalg.index {rank} : index")
+        true = op("arith.constant true")
+        not_after = op(f"arith.xori {_before(op, xi, xj, x.dtype, descending)}, {true} : i1")
+        ahead = op(f"arith.andi {op(f'arith.cmpi slt, {j}, {i} : index')}, {not_after} : i1")
+        counts = op(f"arith.ori {_before(op, xj, xi, x.dtype, descending)}, {ahead} : i1")
+        result = op(f"arith.addi {acc}, {op(f'arith.extui {counts} : i1 to i64')} : i64")
+        return op.text(), result
+
+    ranks = e.generic([x, x], [ident, other, ident], list(x.shape),
+                      ["parallel"] * rank + ["reduction"], rank_body,
+                      init=e.filled(list(x.shape), 0, "i64"))
+
+    def pick_body(a, fresh):
+        r, acc = a
+        op = _Payload(fresh)
+        p = op(f"arith.index_cast {op(f'linalg.index {dim} : index')} : index to i64")
+        j = op(f"arith.index_cast {op(f'linalg.index {rank} : index')} : index to i64")
+        result = op(f"arith.select {op(f'arith.cmpi eq, {r}, {p} : i64')}, {j}, {acc} : i64")
+        return op.text(), result
+
+    shape = [k if i == dim else s for i, s in enumerate(x.shape)]
+    return e.generic([ranks], [other, ident], shape, ["parallel"] * rank + ["reduction"],
+                     pick_body, init=e.filled(shape, 0, "i64"))
+
+
+def _sort(e, x, dim=-1, descending=False, stable=None):
+    """values, indices of a stable sort along `dim` (_sort_indices); the
+    values gathered at the indices. Its backward (scatter.src of the
+    gradient at the indices) is mapped."""
+    idx = _sort_indices(e, x, dim, descending)
+    return _gather(e, x, dim, idx), idx
+
+
+def _topk(e, x, k, dim=-1, largest=True, sorted=True):
+    """The k largest (smallest) values along `dim` and their indices, in
+    sorted order, ties to the smaller index: the first k of a stable sort
+    (PyTorch's kernel may pick other indices among equal values)."""
+    idx = _sort_indices(e, x, dim, largest, k)
+    return _gather(e, x, dim, idx), idx
+
+
+def _scatter_src(e, dest, dim, index, src, accumulate=False):
+    """dest with dest[..., index[..., j, ...], ...] = src[..., j, ...] along
+    `dim` (the last such j wins, as PyTorch's CPU kernel writes in order),
+    or += with `accumulate` (scatter_add, added in order of j): a
+    linalg.generic that reduces over j. The index covers `dest` in every
+    other dimension; src is read where the index is."""
+    rank = len(dest.shape)
+    dim %= rank
+    if len(index.shape) != rank or len(src.shape) != rank or any(
+            index.shape[i] != dest.shape[i] for i in range(rank) if i != dim) or any(
+            index.shape[i] > src.shape[i] for i in range(rank)):
+        raise UnsupportedOp(f"scatter of {list(src.shape)} at index {list(index.shape)} into "
+                            f"{list(dest.shape)}")
+    index = e.convert(index, "i64")
+    src = e.convert(e.slice_nd(src, [0] * rank, list(index.shape)), dest.dtype)
+    dims = [f"d{i}" for i in range(rank)]
+    ident = ", ".join(dims)
+    jmap = ", ".join(f"d{rank}" if i == dim else dims[i] for i in range(rank))
+
+    def body(a, fresh):
+        ix, sv, acc = a
+        op = _Payload(fresh)
+        pos = op(f"arith.index_cast {op(f'linalg.index {dim} : index')} : index to i64")
+        new = sv
+        if accumulate:
+            new = op(f"arith.{'addf' if is_float(dest.dtype) else 'addi'} {acc}, {sv} : "
+                     f"{dest.dtype}")
+        result = op(f"arith.select {op(f'arith.cmpi eq, {ix}, {pos} : i64')}, {new}, "
+                    f"{acc} : {dest.dtype}")
+        return op.text(), result
+
+    return e.generic([index, src], [jmap, jmap, ident], list(dest.shape),
+                     ["parallel"] * rank + ["reduction"], body, init=dest)
+
+
+def _scatter_add(e, dest, dim, index, src):
+    return _scatter_src(e, dest, dim, index, src, accumulate=True)
 
 
 def _scatter_value(e, src, dim, index, value):
@@ -1896,6 +2142,16 @@ def _index_tensor(e, x, indices):
     maps = [", ".join(bdims) for _ in ix.at] + [ident]
     return e.generic(ix.values, maps, ix.shape, ["parallel"] * out_rank, body,
                      dtype=x.dtype)
+
+
+def _rand(e, size, generator=None, **kw):
+    """Uniform [0, 1) noise (ViT-MAE's random masking): remat.rng_uniform,
+    recomputed bit-identically once -remat-thread-rng makes it Philox."""
+    if generator is not None:
+        raise UnsupportedOp("rand with a generator")
+    if _result_dtype(e, kw) != "f32":
+        raise UnsupportedOp(f"rand of {_result_dtype(e, kw)}")
+    return e.rng_uniform(list(size))
 
 
 def _bernoulli(e, x, p, generator=None):
@@ -2192,6 +2448,7 @@ def ops():
         aten.native_dropout.default: _dropout,
         aten.native_dropout_backward.default: _native_dropout_backward,
         aten.bernoulli.p: _bernoulli,
+        aten.rand.default: _rand,
         aten._log_softmax.default: _log_softmax,
         aten._scaled_dot_product_flash_attention_for_cpu_backward.default:
             _flash_attention_cpu_backward,
@@ -2203,9 +2460,22 @@ def ops():
         aten.avg_pool2d_backward.default: in_float32(_avg_pool2d_backward),
         aten._adaptive_avg_pool2d.default: in_float32(_adaptive_avg_pool2d),
         aten._adaptive_avg_pool2d_backward.default: in_float32(_adaptive_avg_pool2d_backward),
+        # 3-D pooling over NCDHW: the same functions (1-D pooling comes as 2-D)
+        aten.max_pool3d_with_indices.default: in_float32(_max_pool2d_with_indices),
+        aten.max_pool3d_with_indices_backward.default: in_float32(_max_pool2d_with_indices_backward),
+        aten.avg_pool3d.default: in_float32(_avg_pool2d),
+        aten.avg_pool3d_backward.default: in_float32(_avg_pool2d_backward),
+        aten._adaptive_avg_pool3d.default: in_float32(_adaptive_avg_pool2d),
+        aten._adaptive_avg_pool3d_backward.default: in_float32(_adaptive_avg_pool2d_backward),
         # indexing (cross-entropy's gather and its backward's scatter)
         aten.gather.default: _gather,
         aten.scatter.value: _scatter_value,
+        aten.scatter.src: _scatter_src,
+        aten.scatter_add.default: _scatter_add,
+        aten.sort.default: _sort,
+        aten.sort.stable: _sort,
+        aten.topk.default: _topk,
+        aten.repeat.default: _repeat,
         # batch norm in training mode (its backward comes decomposed); the
         # functional form's updated running statistics are not mapped
         aten._native_batch_norm_legit_functional.default: _batch_norm_functional,

@@ -3,8 +3,8 @@ the way their users call them in training (issue 44's second battery): a
 causal LM on token ids with labels and no attention mask (OPT's position
 ids and GPT-2's packed-sequence detection are cumsums), T5 with labels
 (integer relative-position buckets), PoolFormer (group norm), Swin V2
-(shifted windows: roll) and wav2vec2's audio encoder (1-D convolutions,
-group norm). Each factory takes `dropout` as the zoo's do."""
+(shifted windows: roll), wav2vec2's audio encoder (1-D convolutions,
+group norm) and ViT-MAE (random masking: argsort of noise, gathers). Each factory takes `dropout` as the zoo's do."""
 import torch
 import torch.nn as nn
 
@@ -150,3 +150,37 @@ def wav2vec2(dropout=0.1):
     # parameters still require grad without it.
     net.wav2vec2.feature_extractor._requires_grad = False
     return AudioClassifier(net), (torch.randn(2, 400), torch.randint(0, 4, (2,)))
+
+
+class MaskedAutoencoder(nn.Module):
+    """ViTMAEForPreTraining's loss (the masked patches' reconstruction).
+    With dropout, the masking noise is torch.rand, as its users train it;
+    without, the given noise, so that PyTorch's step is the same."""
+
+    def __init__(self, net, given_noise):
+        super().__init__()
+        self.net, self.given_noise = net, given_noise
+
+    def forward(self, pixel_values, noise):
+        return self.net(pixel_values=pixel_values,
+                        noise=noise if self.given_noise else None).loss
+
+
+def vit_mae(dropout=0.1):
+    """ViT-MAE (transformers' ViTMAEForPreTraining): 8x8 patches of 32x32
+    images, 75% of them masked at random (argsort of the noise, argsort of
+    that to restore the order, gathers of the kept patches with a repeated
+    index and of the mask), width 32, two encoder layers and one decoder
+    layer."""
+    import transformers
+    torch.manual_seed(0)
+    config = transformers.ViTMAEConfig(
+        hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+        image_size=32, patch_size=8, num_channels=3, decoder_hidden_size=16,
+        decoder_num_hidden_layers=1, decoder_num_attention_heads=2,
+        decoder_intermediate_size=32, mask_ratio=0.75, hidden_dropout_prob=dropout,
+        attention_probs_dropout_prob=dropout)
+    config._attn_implementation = "eager"
+    net = transformers.ViTMAEForPreTraining(config)
+    net.train()
+    return MaskedAutoencoder(net, dropout == 0), (torch.randn(2, 3, 32, 32), torch.rand(2, 16))
