@@ -9,6 +9,7 @@
 
 #include "ParallelLoops.h"
 #include "remat/Codegen/Passes.h"
+#include "remat/Dialect/Remat/IR/RematOps.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -35,10 +36,9 @@ struct Place {
 /// The bytes of a memref of static shape and an element type of whole
 /// bytes, if it has both.
 std::optional<int64_t> getStaticBytes(MemRefType type) {
-  unsigned bits = type.getElementTypeBitWidth();
-  if (!type.hasStaticShape() || !type.getLayout().isIdentity() || bits % 8)
+  if (!type.getLayout().isIdentity() || type.getElementTypeBitWidth() % 8)
     return std::nullopt;
-  return type.getNumElements() * (bits / 8);
+  return remat::getTypeBytes(type);
 }
 
 /// The Place of `value`. Its bytes are known for a `memref.view` at a

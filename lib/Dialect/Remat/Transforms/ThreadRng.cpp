@@ -168,9 +168,10 @@ FailureOr<uint64_t> RngThreader::countOp(Operation *op) {
   if (runsRegionsAtMostOnce(op)) {
     total = sum;
   } else if (auto loop = dyn_cast<scf::ForOp>(op)) {
-    std::optional<APInt> trips = loop.getStaticTripCount();
-    APInt step;
-    if (!trips || !matchPattern(loop.getStep(), m_ConstantInt(&step))) {
+    std::optional<uint64_t> trips =
+        getConstantTripCount(loop.getLowerBound(), loop.getUpperBound(),
+                             loop.getStep(), !loop.getUnsignedCmp());
+    if (!trips) {
       InFlightDiagnostic diag =
           op->emitOpError()
           << "draws random numbers in its body but its trip count is not a "
@@ -181,9 +182,8 @@ FailureOr<uint64_t> RngThreader::countOp(Operation *op) {
       return failure();
     }
     bool overflow = false;
-    if (trips->getActiveBits() <= 64)
-      total = llvm::SaturatingMultiply(trips->getZExtValue(), sum, &overflow);
-    if (trips->getActiveBits() > 64 || overflow)
+    total = llvm::SaturatingMultiply(*trips, sum, &overflow);
+    if (overflow)
       return emitExhausted(op);
   } else {
     InFlightDiagnostic diag =
