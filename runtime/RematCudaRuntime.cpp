@@ -393,11 +393,15 @@ cublasOperation_t getCublasOp(const GemmLayout &layout) {
 /// C += A * B for A (m x k), B (k x n) and row-major C (m x n), `batch`
 /// times; A and B may be transposed views. In column-major terms
 /// C^T = B^T A^T, which is what cuBLAS computes: a row-major operand is its
-/// own transpose in column-major order, a transposed view is not.
-void gemm(const float *a, const int64_t *aStrides, int64_t strideA,
-          const float *b, const int64_t *bStrides, int64_t strideB, float *c,
+/// own transpose in column-major order, a transposed view is not. A and B
+/// are of `type`, C is f32: cublasSgemm for CUDA_R_32F; for CUDA_R_16BF and
+/// CUDA_R_16F (autocast's) cublasGemmEx with float32 compute, products on
+/// tensor cores accumulated in float32 (the pedantic math mode set at
+/// start keeps float32's reductions).
+void gemm(const void *a, const int64_t *aStrides, int64_t strideA,
+          const void *b, const int64_t *bStrides, int64_t strideB, float *c,
           const int64_t *cStrides, int64_t strideC, int64_t m, int64_t n,
-          int64_t k, int64_t batch) {
+          int64_t k, int64_t batch, cudaDataType type = CUDA_R_32F) {
   if (m == 0 || n == 0 || batch == 0)
     return;
   GemmLayout opA = getGemmOperand(m, k, aStrides, "A");
@@ -407,58 +411,41 @@ void gemm(const float *a, const int64_t *aStrides, int64_t strideA,
     die("cuBLAS matmul on a result with a non-unit innermost stride");
   State &state = getInitializedState();
   const float one = 1.0f;
+  bool single = type == CUDA_R_32F;
+  const char *name =
+      single ? (batch == 1 ? "cublasSgemm" : "cublasSgemmStridedBatched")
+             : (batch == 1 ? "cublasGemmEx" : "cublasGemmStridedBatchedEx");
   if (state.profile)
-    state.timedName = batch == 1 ? "cublasSgemm" : "cublasSgemmStridedBatched";
+    state.timedName = name;
   beginTimed(state);
-  if (batch == 1)
-    checkCublas(state.api.cublasSgemm(
-                    state.cublas, getCublasOp(opB), getCublasOp(opA), n, m, k,
-                    &one, b, opB.leading, a, opA.leading, &one, c, opC.leading),
-                "cublasSgemm");
-  else
+  cublasOperation_t transB = getCublasOp(opB), transA = getCublasOp(opA);
+  if (single && batch == 1)
+    checkCublas(state.api.cublasSgemm(state.cublas, transB, transA, n, m, k,
+                                      &one, static_cast<const float *>(b),
+                                      opB.leading,
+                                      static_cast<const float *>(a),
+                                      opA.leading, &one, c, opC.leading),
+                name);
+  else if (single)
     checkCublas(state.api.cublasSgemmStridedBatched(
-                    state.cublas, getCublasOp(opB), getCublasOp(opA), n, m, k,
-                    &one, b, opB.leading, strideB, a, opA.leading, strideA,
-                    &one, c, opC.leading, strideC, batch),
-                "cublasSgemmStridedBatched");
-  endTimed(state);
-}
-
-/// gemm for 2-byte A and B (`type`: CUDA_R_16BF or CUDA_R_16F) into an f32
-/// C: cublasGemmEx with float32 compute (autocast's products on tensor
-/// cores, accumulated in float32; the pedantic math mode keeps float32's
-/// reductions).
-void gemmHalf(const uint16_t *a, const int64_t *aStrides, int64_t strideA,
-              const uint16_t *b, const int64_t *bStrides, int64_t strideB,
-              float *c, const int64_t *cStrides, int64_t strideC, int64_t m,
-              int64_t n, int64_t k, int64_t batch, cudaDataType type) {
-  if (m == 0 || n == 0 || batch == 0)
-    return;
-  GemmLayout opA = getGemmOperand(m, k, aStrides, "A");
-  GemmLayout opB = getGemmOperand(k, n, bStrides, "B");
-  GemmLayout opC = getGemmOperand(m, n, cStrides, "C");
-  if (opC.transposed)
-    die("cuBLAS matmul on a result with a non-unit innermost stride");
-  State &state = getInitializedState();
-  const float one = 1.0f;
-  if (state.profile)
-    state.timedName =
-        batch == 1 ? "cublasGemmEx" : "cublasGemmStridedBatchedEx";
-  beginTimed(state);
-  if (batch == 1)
-    checkCublas(state.api.cublasGemmEx(state.cublas, getCublasOp(opB),
-                                       getCublasOp(opA), n, m, k, &one, b, type,
-                                       opB.leading, a, type, opA.leading, &one,
-                                       c, CUDA_R_32F, opC.leading,
-                                       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-                "cublasGemmEx");
+                    state.cublas, transB, transA, n, m, k, &one,
+                    static_cast<const float *>(b), opB.leading, strideB,
+                    static_cast<const float *>(a), opA.leading, strideA, &one,
+                    c, opC.leading, strideC, batch),
+                name);
+  else if (batch == 1)
+    checkCublas(state.api.cublasGemmEx(
+                    state.cublas, transB, transA, n, m, k, &one, b, type,
+                    opB.leading, a, type, opA.leading, &one, c, CUDA_R_32F,
+                    opC.leading, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                name);
   else
     checkCublas(state.api.cublasGemmStridedBatchedEx(
-                    state.cublas, getCublasOp(opB), getCublasOp(opA), n, m, k,
-                    &one, b, type, opB.leading, strideB, a, type, opA.leading,
-                    strideA, &one, c, CUDA_R_32F, opC.leading, strideC, batch,
+                    state.cublas, transB, transA, n, m, k, &one, b, type,
+                    opB.leading, strideB, a, type, opA.leading, strideA, &one,
+                    c, CUDA_R_32F, opC.leading, strideC, batch,
                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-                "cublasGemmStridedBatchedEx");
+                name);
   endTimed(state);
 }
 
@@ -551,33 +538,33 @@ extern "C" void _mlir_ciface_remat_cuda_batch_matmul_f32(RematCudaMemRef3D *a,
 extern "C" void _mlir_ciface_remat_cuda_matmul_bf16(RematCudaHalfMemRef2D *a,
                                                     RematCudaHalfMemRef2D *b,
                                                     RematCudaMemRef2D *c) {
-  gemmHalf(a->aligned + a->offset, a->strides, 0, b->aligned + b->offset,
-           b->strides, 0, c->aligned + c->offset, c->strides, 0, c->sizes[0],
-           c->sizes[1], a->sizes[1], 1, CUDA_R_16BF);
+  gemm(a->aligned + a->offset, a->strides, 0, b->aligned + b->offset,
+       b->strides, 0, c->aligned + c->offset, c->strides, 0, c->sizes[0],
+       c->sizes[1], a->sizes[1], 1, CUDA_R_16BF);
 }
 
 extern "C" void _mlir_ciface_remat_cuda_matmul_f16(RematCudaHalfMemRef2D *a,
                                                    RematCudaHalfMemRef2D *b,
                                                    RematCudaMemRef2D *c) {
-  gemmHalf(a->aligned + a->offset, a->strides, 0, b->aligned + b->offset,
-           b->strides, 0, c->aligned + c->offset, c->strides, 0, c->sizes[0],
-           c->sizes[1], a->sizes[1], 1, CUDA_R_16F);
+  gemm(a->aligned + a->offset, a->strides, 0, b->aligned + b->offset,
+       b->strides, 0, c->aligned + c->offset, c->strides, 0, c->sizes[0],
+       c->sizes[1], a->sizes[1], 1, CUDA_R_16F);
 }
 
 extern "C" void _mlir_ciface_remat_cuda_batch_matmul_bf16(
     RematCudaHalfMemRef3D *a, RematCudaHalfMemRef3D *b, RematCudaMemRef3D *c) {
-  gemmHalf(a->aligned + a->offset, a->strides + 1, a->strides[0],
-           b->aligned + b->offset, b->strides + 1, b->strides[0],
-           c->aligned + c->offset, c->strides + 1, c->strides[0], c->sizes[1],
-           c->sizes[2], a->sizes[2], c->sizes[0], CUDA_R_16BF);
+  gemm(a->aligned + a->offset, a->strides + 1, a->strides[0],
+       b->aligned + b->offset, b->strides + 1, b->strides[0],
+       c->aligned + c->offset, c->strides + 1, c->strides[0], c->sizes[1],
+       c->sizes[2], a->sizes[2], c->sizes[0], CUDA_R_16BF);
 }
 
 extern "C" void _mlir_ciface_remat_cuda_batch_matmul_f16(
     RematCudaHalfMemRef3D *a, RematCudaHalfMemRef3D *b, RematCudaMemRef3D *c) {
-  gemmHalf(a->aligned + a->offset, a->strides + 1, a->strides[0],
-           b->aligned + b->offset, b->strides + 1, b->strides[0],
-           c->aligned + c->offset, c->strides + 1, c->strides[0], c->sizes[1],
-           c->sizes[2], a->sizes[2], c->sizes[0], CUDA_R_16F);
+  gemm(a->aligned + a->offset, a->strides + 1, a->strides[0],
+       b->aligned + b->offset, b->strides + 1, b->strides[0],
+       c->aligned + c->offset, c->strides + 1, c->strides[0], c->sizes[1],
+       c->sizes[2], a->sizes[2], c->sizes[0], CUDA_R_16F);
 }
 
 bool remat::cuda::initialize(int device, std::string &error) {

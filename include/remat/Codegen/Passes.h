@@ -8,6 +8,8 @@
 #ifndef REMAT_CODEGEN_PASSES_H
 #define REMAT_CODEGEN_PASSES_H
 
+#include "remat/Memory/Passes.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -30,26 +32,12 @@ namespace remat {
 
 /// Options of the `-remat-lower-cpu` pipeline.
 struct RematLowerCPUOptions
-    : public mlir::PassPipelineOptions<RematLowerCPUOptions> {
+    : public RematBufferizeOptionsBase<RematLowerCPUOptions> {
   PassOptions::Option<bool> useBlas{
       *this, "use-blas",
       llvm::cl::desc("Call the BLAS for f32 matmuls and the runtime's "
                      "convolution kernels for f32 convolutions (else: "
                      "loops)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> fuseElementwise{
-      *this, "fuse-elementwise",
-      llvm::cl::desc("Fuse chains of elementwise linalg ops"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> planArena{
-      *this, "plan-arena",
-      llvm::cl::desc("Place every buffer freed in the step or returned in "
-                     "one static arena (-remat-plan-arena)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> schedule{
-      *this, "schedule",
-      llvm::cl::desc("Reorder the bufferized step's ops for a lower peak "
-                     "(-remat-schedule)"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> vectorize{
       *this, "vectorize",
@@ -100,7 +88,7 @@ void registerRematLowerCPUPipeline();
 
 /// Options of the `-remat-lower-cuda` pipeline.
 struct RematLowerCUDAOptions
-    : public mlir::PassPipelineOptions<RematLowerCUDAOptions> {
+    : public RematBufferizeOptionsBase<RematLowerCUDAOptions> {
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("GPU architecture the cubin is for"),
       llvm::cl::init("sm_90")};
@@ -113,20 +101,6 @@ struct RematLowerCUDAOptions
   PassOptions::Option<bool> useCublas{
       *this, "use-cublas",
       llvm::cl::desc("Call cuBLAS for f32 matmuls (else: GPU loop kernels)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> fuseElementwise{
-      *this, "fuse-elementwise",
-      llvm::cl::desc("Fuse chains of elementwise linalg ops"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> planArena{
-      *this, "plan-arena",
-      llvm::cl::desc("Place every buffer freed in the step or returned in "
-                     "one static arena (-remat-plan-arena)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> schedule{
-      *this, "schedule",
-      llvm::cl::desc("Reorder the bufferized step's ops for a lower peak "
-                     "(-remat-schedule)"),
       llvm::cl::init(true)};
   PassOptions::Option<int64_t> blockSize{
       *this, "block-size", llvm::cl::desc("Threads per block of every kernel"),

@@ -51,25 +51,30 @@ mlir::memref::AllocOp
 getReusableOperands(mlir::linalg::GenericOp generic, mlir::Block &block,
                     llvm::SmallVectorImpl<mlir::memref::AllocOp> &sources);
 
-/// Options of the `-remat-bufferize` pipeline (the lowerings' options of the
-/// same names).
-struct RematBufferizeOptions
-    : public mlir::PassPipelineOptions<RematBufferizeOptions> {
-  PassOptions::Option<bool> fuseElementwise{
+/// The options of -remat-bufferize, which the pipelines that run it
+/// (-remat-lower-cpu, -remat-lower-cuda) share: `Derived` is the options
+/// struct of the pipeline.
+template <typename Derived>
+struct RematBufferizeOptionsBase : public mlir::PassPipelineOptions<Derived> {
+  mlir::detail::PassOptions::Option<bool> fuseElementwise{
       *this, "fuse-elementwise",
       llvm::cl::desc("Fuse chains of elementwise linalg ops"),
       llvm::cl::init(true)};
-  PassOptions::Option<bool> planArena{
+  mlir::detail::PassOptions::Option<bool> planArena{
       *this, "plan-arena",
       llvm::cl::desc("Place every buffer freed in the step or returned in "
                      "one static arena (-remat-plan-arena)"),
       llvm::cl::init(true)};
-  PassOptions::Option<bool> schedule{
+  mlir::detail::PassOptions::Option<bool> schedule{
       *this, "schedule",
       llvm::cl::desc("Reorder the bufferized step's ops for a lower peak "
                      "(-remat-schedule)"),
       llvm::cl::init(true)};
 };
+
+/// Options of the `-remat-bufferize` pipeline.
+struct RematBufferizeOptions
+    : public RematBufferizeOptionsBase<RematBufferizeOptions> {};
 
 /// Builds the tensor-to-buffer half that the CPU and CUDA lowerings share:
 /// remat ops to upstream ops, elementwise ops to (fused) linalg, one-shot
