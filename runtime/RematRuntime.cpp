@@ -15,13 +15,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 using namespace remat::runtime;
@@ -120,6 +123,54 @@ extern "C" void remat_parallel_for(int64_t units,
                                    void *context) {
   getThreadPool().parallelFor(
       units, [&](int64_t unit) { callUnit(unitFn, context, unit); });
+}
+
+namespace {
+/// The counters of -remat-profile-calls: the start of the call in flight,
+/// and the time and calls per name. A step makes its calls one after
+/// another on the thread that runs it (its parallel loops and kernels wait
+/// for their workers before they return), so one start suffices.
+struct Profile {
+  std::chrono::steady_clock::time_point start;
+  /// By the address of the name's constant string: one per name and module.
+  std::unordered_map<const char *, std::pair<double, int64_t>> byName;
+};
+
+Profile &getProfile() {
+  static Profile profile;
+  return profile;
+}
+} // namespace
+
+extern "C" void remat_profile_begin() {
+  getProfile().start = std::chrono::steady_clock::now();
+}
+
+extern "C" void remat_profile_end(const char *name) {
+  Profile &profile = getProfile();
+  auto &[ms, calls] = profile.byName[name];
+  ms += std::chrono::duration<double, std::milli>(
+            std::chrono::steady_clock::now() - profile.start)
+            .count();
+  ++calls;
+}
+
+void remat::runtime::resetProfile() { getProfile().byName.clear(); }
+
+std::vector<remat::runtime::ProfileEntry> remat::runtime::getProfileEntries() {
+  // Names are compared by text: modules compiled apart (remat-run's parts)
+  // each hold their own copy of a name.
+  std::map<std::string, ProfileEntry> merged;
+  for (const auto &[name, value] : getProfile().byName) {
+    ProfileEntry &entry = merged[name];
+    entry.name = name;
+    entry.ms += value.first;
+    entry.calls += value.second;
+  }
+  std::vector<ProfileEntry> entries;
+  for (auto &[name, entry] : merged)
+    entries.push_back(std::move(entry));
+  return entries;
 }
 
 extern "C" void _mlir_memref_to_llvm_free(void *ptr) {
@@ -1152,6 +1203,8 @@ const Symbol *remat::runtime::getSymbols(size_t &count) {
        reinterpret_cast<void *>(&_mlir_memref_to_llvm_free)},
       {"remat_rng_seed", reinterpret_cast<void *>(&remat_rng_seed)},
       {"remat_parallel_for", reinterpret_cast<void *>(&remat_parallel_for)},
+      {"remat_profile_begin", reinterpret_cast<void *>(&remat_profile_begin)},
+      {"remat_profile_end", reinterpret_cast<void *>(&remat_profile_end)},
       {"_mlir_ciface_remat_matmul_f32",
        reinterpret_cast<void *>(&_mlir_ciface_remat_matmul_f32)},
       {"_mlir_ciface_remat_batch_matmul_f32",

@@ -11,6 +11,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "AllocationCounter.h"
 
@@ -39,6 +41,12 @@ int64_t remat_rng_seed(void);
 void remat_parallel_for(int64_t units,
                         void (*unitFn)(void *context, int64_t unit),
                         void *context);
+
+/// The calls -remat-profile-calls brackets a step's calls with: the time
+/// from the last remat_profile_begin() is added to `name`'s (a constant
+/// string of the module).
+void remat_profile_begin(void);
+void remat_profile_end(const char *name);
 
 /// C += A * B on f32 matrices (linalg.matmul), through cblas_sgemm when the
 /// innermost strides are 1, else through a plain loop nest. Large products
@@ -128,6 +136,19 @@ bool isLiveAllocation(const void *ptr);
 void setThreads(unsigned threads);
 /// Sets the seed of the step's generator that remat_rng_seed returns.
 void setRngSeed(uint64_t seed);
+
+/// The time (ms) and calls that -remat-profile-calls counted for one name.
+struct ProfileEntry {
+  std::string name;
+  double ms = 0;
+  int64_t calls = 0;
+};
+
+/// Forgets the counts so far.
+void resetProfile();
+
+/// The counts since the last resetProfile(), one entry per name, by name.
+std::vector<ProfileEntry> getProfileEntries();
 
 /// Name and address of every runtime function generated code may call, for
 /// a JIT's symbol map.

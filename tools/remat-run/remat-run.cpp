@@ -48,6 +48,7 @@
 #include "llvm/Support/CodeGen.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -63,6 +64,7 @@
 #include <chrono>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <new>
 #include <thread>
 
@@ -191,6 +193,14 @@ cl::opt<bool> compileOnly(
     "compile-only",
     cl::desc("Compile the step (and --compare's) and stop: no inputs are "
              "read and nothing runs; --stats prints the compile's phases"),
+    cl::cat(category));
+cl::opt<bool> profile(
+    "profile",
+    cl::desc("Time each call the step makes (-remat-profile-calls: runtime "
+             "kernels, outlined loop nests, copies) and print the time per "
+             "step by kind and the calls that take most, after the runs "
+             "(the timed ones when --repeat is above 1); with --stats, its "
+             "line gets profile_ms, the time per step by kind. CPU only"),
     cl::cat(category));
 cl::opt<unsigned> compileThreads(
     "compile-threads",
@@ -530,6 +540,7 @@ void lowerStep(ModuleOp module, TimingScope &timing) {
     options.parallelLoops = !noParallelLoops;
     options.minUnitWork = minUnitWork;
     options.outlineLoopNests = !noOutlineLoopNests;
+    options.profile = profile;
     buildRematLowerCPUPipeline(pm, options);
   }
   if (failed(pm.run(module)))
@@ -666,9 +677,9 @@ std::string getCacheKey(StringRef source,
   key.add("vector-bits", std::to_string(getHostVectorBits()));
   key.add("min-unit-work", std::to_string(minUnitWork));
   std::string flags;
-  for (bool flag :
-       {bool(noBlas), bool(noVectorize), bool(libmMath), bool(noParallelLoops),
-        bool(noArena), bool(noSchedule), bool(noOutlineLoopNests)})
+  for (bool flag : {bool(noBlas), bool(noVectorize), bool(libmMath),
+                    bool(noParallelLoops), bool(noArena), bool(noSchedule),
+                    bool(noOutlineLoopNests), bool(profile)})
     flags += flag ? '1' : '0';
   key.add("flags", flags);
   key.add("step", source);
@@ -1018,6 +1029,7 @@ RunResult run(Program &program, const std::vector<NpyArray> &inputs) {
   RunResult first = runOnce(program, inputs);
   if (repeat == 1)
     return first;
+  runtime::resetProfile();
   // The first run pays for page faults in fresh buffers, lazily bound
   // symbols and the BLAS's and thread pool's start: time only the rest, as
   // a PyTorch benchmark times the steps after its first.
@@ -1052,6 +1064,60 @@ void printCompileLine(const Program &program) {
   llvm::outs() << llvm::json::Value(getCompileFields(program)) << "\n";
 }
 
+/// What a call of the profile runs, by its name (-remat-profile-calls):
+/// the runtime's kernels by their entry points, outlined loop nests by the
+/// kind their names carry.
+StringRef getProfileKind(StringRef name) {
+  if (name == "memref.copy" || name.contains("_copy_"))
+    return "copies";
+  if (name.contains("_reduction_"))
+    return "reductions";
+  if (name.contains("_elementwise_"))
+    return "elementwise";
+  if (name.contains("_conv"))
+    return "convolutions";
+  if (name.contains("_matmul") || name.contains("_batch_matmul"))
+    return "matmuls";
+  return "other calls";
+}
+
+/// The profile's time per step by kind (ms), and "step" for the time spent
+/// outside every call.
+std::map<std::string, double> getProfileByKind(const RunResult &result) {
+  std::map<std::string, double> byKind;
+  double runs = repeat;
+  double inCalls = 0;
+  for (const runtime::ProfileEntry &entry : runtime::getProfileEntries()) {
+    byKind[getProfileKind(entry.name).str()] += entry.ms / runs;
+    inCalls += entry.ms / runs;
+  }
+  byKind["outside calls"] = std::max(0.0, result.wallMs - inCalls);
+  return byKind;
+}
+
+/// Prints --profile's tables to stderr: the time per step by kind, then
+/// the calls that take most.
+void printProfile(const RunResult &result) {
+  std::map<std::string, double> byKind = getProfileByKind(result);
+  llvm::errs() << llvm::formatv("remat-run profile ({0:F1} ms a step):\n",
+                                result.wallMs);
+  std::vector<std::pair<std::string, double>> kinds(byKind.begin(),
+                                                    byKind.end());
+  llvm::sort(kinds, [](auto &a, auto &b) { return a.second > b.second; });
+  for (auto &[kind, ms] : kinds)
+    llvm::errs() << llvm::formatv("  {0,-16} {1,10:F1} ms {2,6:P}\n", kind, ms,
+                                  result.wallMs > 0 ? ms / result.wallMs : 0);
+  std::vector<runtime::ProfileEntry> entries = runtime::getProfileEntries();
+  llvm::sort(entries, [](auto &a, auto &b) { return a.ms > b.ms; });
+  constexpr size_t kTopCalls = 15;
+  llvm::errs() << "  calls that take most (ms a step, calls a step):\n";
+  for (const runtime::ProfileEntry &entry :
+       ArrayRef(entries).take_front(kTopCalls))
+    llvm::errs() << llvm::formatv("  {0,10:F1} {1,6} {2} ({3})\n",
+                                  entry.ms / repeat, entry.calls / repeat,
+                                  entry.name, getProfileKind(entry.name));
+}
+
 void printStatsLine(const Program &program, const RunResult &result) {
   llvm::json::Object line = getCompileFields(program);
   line["peak_bytes"] = result.stats.peakBytes;
@@ -1059,6 +1125,12 @@ void printStatsLine(const Program &program, const RunResult &result) {
   line["alloc_count"] = result.stats.allocCount;
   line["wall_ms"] = result.wallMs;
   line["repeat"] = int64_t(repeat);
+  if (profile) {
+    llvm::json::Object byKind;
+    for (auto &[kind, ms] : getProfileByKind(result))
+      byKind[kind] = ms;
+    line["profile_ms"] = std::move(byKind);
+  }
   if (target == Target::CUDA) {
     line["target"] = "cuda";
     line["kernel_ms"] = result.kernelMs;
@@ -1119,6 +1191,12 @@ void claimOptionNames() {
 void checkOptionValues() {
   if (repeat == 0)
     fail(kExitUsage, "--repeat needs a positive count, got 0");
+  if (profile && target == Target::CUDA)
+    fail(kExitUsage, "--profile times the CPU's calls; with --target cuda, "
+                     "REMAT_CUDA_PROFILE=1 profiles the kernels");
+  if (profile && !compareFile.empty())
+    fail(kExitUsage, "--profile profiles one step: it cannot be used with "
+                     "--compare");
   if (threads > kMaxThreads)
     fail(kExitUsage, "--threads needs an integer in [0, " + Twine(kMaxThreads) +
                          "] (0: the machine's cores), got " +
@@ -1244,6 +1322,8 @@ int main(int argc, char **argv) {
     writeOutputs(result);
   if (printStats)
     printStatsLine(program, result);
+  if (profile)
+    printProfile(result);
 
   if (compareFile.empty())
     return 0;

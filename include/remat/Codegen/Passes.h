@@ -72,6 +72,11 @@ struct RematLowerCPUOptions
                      "-remat-dedupe-functions; outputs bit-identical "
                      "without)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> profile{
+      *this, "profile",
+      llvm::cl::desc("Time each call of the step for the runtime's "
+                     "per-kernel profile (-remat-profile-calls)"),
+      llvm::cl::init(false)};
 };
 
 /// Builds the CPU lowering of a (rematerialized) training step: remat ops to

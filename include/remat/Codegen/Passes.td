@@ -446,6 +446,22 @@ def RematOutlineParallelLoopsPass
   ];
 }
 
+def RematProfileCallsPass : Pass<"remat-profile-calls", "mlir::ModuleOp"> {
+  let summary = "Time each call a step makes, for a per-kernel profile";
+  let description = [{
+    After the outlining passes, brackets every `func.call` and `memref.copy`
+    in the module's public functions (the steps) with calls of the runtime's
+    `remat_profile_begin()` and `remat_profile_end(name)`, where `name` is a
+    constant string naming what the call runs: its callee (the runtime's
+    matmul and convolution kernels, or an outlined loop nest, whose name
+    says whether it is elementwise, a reduction or a copy), the unit
+    function that a `remat_parallel_for` call runs, or `memref.copy`. The
+    runtime sums the time and calls per name (remat-run `--profile`). The
+    step computes the same: only the two calls are added.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::func::FuncDialect"];
+}
+
 def RematOutlineLoopNestsPass
     : Pass<"remat-outline-loop-nests", "mlir::ModuleOp"> {
   let summary = "Outline each loop nest left in a function into a function "

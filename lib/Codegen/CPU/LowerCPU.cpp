@@ -99,6 +99,8 @@ void remat::buildRematLowerCPUPipeline(OpPassManager &pm,
     pm.addPass(createRematOutlineLoopNestsPass());
     pm.addPass(createRematDedupeFunctionsPass());
   }
+  if (options.profile)
+    pm.addPass(createRematProfileCallsPass());
   // The passes that lower one function without reading another run on
   // the module's functions in parallel (nestAny): after outlining, the
   // hundreds of nests' functions.

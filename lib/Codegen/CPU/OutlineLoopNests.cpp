@@ -10,6 +10,8 @@
 
 #include "remat/Codegen/Passes.h"
 
+#include "ParallelLoops.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -103,9 +105,12 @@ struct RematOutlineLoopNestsPass
         llvm::to_vector(llvm::map_range(captures.getArrayRef(),
                                         [](Value v) { return v.getType(); })),
         nest.getResultTypes());
-    auto function = func::FuncOp::create(
-        builder, loc, (parent.getSymName() + "_loops_" + Twine(count++)).str(),
-        type);
+    auto function = func::FuncOp::create(builder, loc,
+                                         (parent.getSymName() + "_" +
+                                          remat::getLoopNestKind(&nest) +
+                                          "_loops_" + Twine(count++))
+                                             .str(),
+                                         type);
     function.setPrivate();
     // LLVM would inline a private function called once right back; the
     // LLVM dialect passes `passthrough` on as the function's attributes.

@@ -309,8 +309,12 @@ struct RematOutlineParallelLoopsPass
     // cloned, then the unit's iterations of the first dimensions, each
     // running the rest of the loop whole.
     rewriter.setInsertionPoint(function);
-    auto unitFn = func::FuncOp::create(
-        rewriter, loc, (function.getSymName() + "_parallel").str(), unitFnType);
+    auto unitFn =
+        func::FuncOp::create(rewriter, loc,
+                             (function.getSymName() + "_" +
+                              remat::getLoopNestKind(loop) + "_parallel")
+                                 .str(),
+                             unitFnType);
     unitFn.setPrivate();
     symbols.insert(unitFn);
     IRMapping mapping;

@@ -4,6 +4,8 @@
 
 #include "remat/Dialect/Remat/IR/RematOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -38,6 +40,66 @@ std::optional<remat::Access> remat::getAccess(Operation *op) {
   if (auto store = dyn_cast<vector::StoreOp>(op))
     return Access{store.getBase(), store.getIndices(), true, true};
   return std::nullopt;
+}
+
+/// Returns true if `value` is `iv` or computed from it inside `nest`.
+static bool dependsOn(Value value, Value iv, Operation *nest,
+                      DenseMap<std::pair<Value, Value>, bool> &memo) {
+  if (value == iv)
+    return true;
+  Operation *def = value.getDefiningOp();
+  if (!def || !nest->isAncestor(def))
+    return false;
+  auto [it, inserted] = memo.try_emplace({value, iv}, false);
+  if (!inserted)
+    return it->second;
+  bool depends = llvm::any_of(def->getOperands(), [&](Value operand) {
+    return dependsOn(operand, iv, nest, memo);
+  });
+  memo[{value, iv}] = depends;
+  return depends;
+}
+
+StringRef remat::getLoopNestKind(Operation *nest) {
+  bool computes = false;
+  DenseMap<std::pair<Value, Value>, bool> memo;
+  WalkResult result = nest->walk([&](Operation *op) {
+    if (isa<vector::ReductionOp, vector::MultiDimReductionOp>(op))
+      return WalkResult::interrupt();
+    if (auto loop = dyn_cast<scf::ForOp>(op);
+        loop && loop.getNumRegionIterArgs() != 0)
+      return WalkResult::interrupt();
+    if (auto loop = dyn_cast<scf::ParallelOp>(op);
+        loop && !loop.getInitVals().empty())
+      return WalkResult::interrupt();
+    if (std::optional<Access> access = getAccess(op);
+        access && access->isWrite) {
+      // A store that every iteration of an enclosing loop makes to the
+      // same element accumulates there.
+      for (Operation *loop = op->getParentOp(); loop && nest->isAncestor(loop);
+           loop = loop->getParentOp()) {
+        SmallVector<Value> ivs;
+        if (auto forOp = dyn_cast<scf::ForOp>(loop))
+          ivs.push_back(forOp.getInductionVar());
+        else if (auto parallel = dyn_cast<scf::ParallelOp>(loop))
+          llvm::append_range(ivs, parallel.getInductionVars());
+        for (Value iv : ivs)
+          if (llvm::none_of(access->indices, [&](Value index) {
+                return dependsOn(index, iv, nest, memo);
+              }))
+            return WalkResult::interrupt();
+      }
+    }
+    if (!computes && !op->hasTrait<OpTrait::ConstantLike>() &&
+        isa<arith::ArithDialect, math::MathDialect>(op->getDialect()))
+      computes = llvm::any_of(op->getResultTypes(), [](Type type) {
+        return isa<FloatType>(getElementTypeOrSelf(type));
+      });
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return "reduction";
+  return computes ? "elementwise" : "copy";
 }
 
 std::optional<SmallVector<std::optional<unsigned>>>

@@ -48,6 +48,15 @@ std::optional<llvm::SmallVector<std::optional<unsigned>>>
 getPrivateDims(mlir::scf::ParallelOp loop, mlir::Value buffer,
                llvm::ArrayRef<uint64_t> trips);
 
+/// What the loop nest `nest` computes, as the name of the function it is
+/// outlined into says it (a profile of the generated code groups its
+/// samples by it): "reduction" if some iteration reads what an earlier one
+/// computed (a loop-carried value, a vector reduction, or a store whose
+/// indices do not depend on an enclosing loop of the nest), else "copy" if
+/// it computes no floating-point value (it only moves, broadcasts or
+/// transposes elements), else "elementwise".
+llvm::StringRef getLoopNestKind(mlir::Operation *nest);
+
 } // namespace remat
 
 #endif // REMAT_LIB_CONVERSION_CPU_PARALLELLOOPS_H

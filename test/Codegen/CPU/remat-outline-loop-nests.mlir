@@ -4,7 +4,7 @@
 // never inlined function whose arguments are the values it uses from above
 // in the order of first use (constants cloned instead), and whose results
 // are the nest's; the scalar ops between the nests stay where they are.
-// CHECK-LABEL: func.func private @step_loops_0(
+// CHECK-LABEL: func.func private @step_elementwise_loops_0(
 // CHECK-SAME:      %[[N:.*]]: index, %[[X:.*]]: memref<64xf32>, %[[Y:.*]]: memref<64xf32>)
 // CHECK-SAME:      attributes {passthrough = ["noinline"]}
 // CHECK-DAG:     %[[C0:.*]] = arith.constant 0 : index
@@ -13,15 +13,15 @@
 // CHECK:           memref.load %[[X]][%[[I]]]
 // CHECK:           memref.store %{{.*}}, %[[Y]][%[[I]]]
 // CHECK:         return
-// CHECK-LABEL: func.func private @step_loops_1(
+// CHECK-LABEL: func.func private @step_reduction_loops_1(
 // CHECK-SAME:      %{{.*}}: f32, %{{.*}}: memref<64xf32>) -> f32
 // CHECK:         %[[S:.*]] = scf.for
 // CHECK:         return %[[S]] : f32
 // CHECK-LABEL: func.func @step(
 // CHECK-SAME:      %[[SX:.*]]: memref<64xf32>, %[[SY:.*]]: memref<64xf32>, %[[SN:.*]]: index)
 // CHECK:         %[[INIT:.*]] = arith.addf
-// CHECK:         call @step_loops_0(%[[SN]], %[[SX]], %[[SY]]) : (index, memref<64xf32>, memref<64xf32>) -> ()
-// CHECK:         %[[R:.*]] = call @step_loops_1(%[[INIT]], %[[SY]]) : (f32, memref<64xf32>) -> f32
+// CHECK:         call @step_elementwise_loops_0(%[[SN]], %[[SX]], %[[SY]]) : (index, memref<64xf32>, memref<64xf32>) -> ()
+// CHECK:         %[[R:.*]] = call @step_reduction_loops_1(%[[INIT]], %[[SY]]) : (f32, memref<64xf32>) -> f32
 // CHECK:         return %[[R]] : f32
 func.func @step(%x: memref<64xf32>, %y: memref<64xf32>, %n: index) -> f32 {
   %c0 = arith.constant 0 : index
@@ -46,11 +46,11 @@ func.func @step(%x: memref<64xf32>, %y: memref<64xf32>, %n: index) -> f32 {
 
 // Checks that a branch holding a loop is outlined whole and a branch
 // without one is left in place.
-// CHECK-LABEL: func.func private @branches_loops_0(
+// CHECK-LABEL: func.func private @branches_copy_loops_0(
 // CHECK:         scf.if
 // CHECK:           scf.for
 // CHECK-LABEL: func.func @branches(
-// CHECK:         call @branches_loops_0
+// CHECK:         call @branches_copy_loops_0
 // CHECK:         scf.if
 // CHECK-NOT:       scf.for
 // CHECK:           memref.store

@@ -9,7 +9,7 @@
 // runtime with the context on the stack, allocated at the function's entry.
 // With units of a million elements, it stays one loop.
 // CHECK-LABEL: func.func private @remat_parallel_for(i64, (!llvm.ptr, i64) -> (), !llvm.ptr)
-// CHECK-LABEL: func.func private @exp_parallel(
+// CHECK-LABEL: func.func private @exp_elementwise_parallel(
 // CHECK-SAME:      %[[CTX:.*]]: !llvm.ptr, %[[UNIT:.*]]: i64) {
 // CHECK:         %[[PX:.*]] = llvm.getelementptr %[[CTX]][0, 0]
 // CHECK:         %[[DX:.*]] = llvm.load %[[PX]] : !llvm.ptr -> !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>
@@ -35,7 +35,7 @@
 // CHECK:         llvm.store %[[DXA]], %[[PXA]]
 // CHECK:         %[[DYA:.*]] = builtin.unrealized_conversion_cast %[[YA]]
 // CHECK:         llvm.store %[[DYA]]
-// CHECK:         %[[FN:.*]] = constant @exp_parallel : (!llvm.ptr, i64) -> ()
+// CHECK:         %[[FN:.*]] = constant @exp_elementwise_parallel : (!llvm.ptr, i64) -> ()
 // CHECK:         %[[UNITS:.*]] = arith.constant 16 : i64
 // CHECK:         call @remat_parallel_for(%[[UNITS]], %[[FN]], %[[CONTEXT]])
 // CHECK-NOT:     scf.parallel
@@ -63,7 +63,7 @@ func.func @exp(%x: memref<256x512xf32>, %y: memref<256x512xf32>) {
 // Vector ops count their lanes: 128 rows of 64 tiles of 19 elements (8 for
 // each vector op, 1 for each other op) are 155648 elements, 4 units of 32
 // rows.
-// CHECK-LABEL: func.func private @row_sum_parallel(
+// CHECK-LABEL: func.func private @row_sum_reduction_parallel(
 // CHECK:         %[[C32:.*]] = arith.constant 32 : index
 // CHECK:         scf.for %[[ROW:.*]] =
 // CHECK-NOT:       scf.parallel
@@ -99,7 +99,7 @@ func.func @row_sum(%x: memref<128x512xf32>, %s: memref<128xf32>) {
 // come from the position, and the last dimension whole. A value from an
 // enclosing loop (a scan's index) is stored in the context as an i64 and
 // the constants the body uses are cloned, not stored.
-// CHECK-LABEL: func.func private @narrow_parallel(
+// CHECK-LABEL: func.func private @narrow_elementwise_parallel(
 // CHECK-SAME:      %[[CTX:.*]]: !llvm.ptr, %[[UNIT:.*]]: i64) {
 // CHECK:         %[[K64:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i64
 // CHECK:         %[[K:.*]] = arith.index_cast %[[K64]] : i64 to index
@@ -200,7 +200,7 @@ func.func @left_alone(%x: memref<1024x1024xf32>, %s: memref<256xf32>, %n: index)
 // reads its own row of lanes) is captured like any buffer: the loop becomes
 // units, the alloca's descriptor goes in the context.
 // CHECK-LABEL: func.func private @remat_parallel_for(
-// CHECK-LABEL: func.func private @lane_partials_parallel(
+// CHECK-LABEL: func.func private @lane_partials_reduction_parallel(
 // CHECK:         vector.load
 // CHECK-LABEL: func.func @lane_partials(
 // CHECK:         %[[PARTIALS:.*]] = memref.alloca() : memref<1024x8xf32>
