@@ -47,6 +47,14 @@ def save_matmuls(ctx, op, *args, **kwargs):
     return CheckpointPolicy.PREFER_RECOMPUTE
 
 
+def save_dots(ctx, op, *args, **kwargs):
+    """Selective checkpointing policy of JAX's dots_saveable: keep the
+    matmuls' and convolutions' results, recompute everything else."""
+    if op is torch.ops.aten.convolution.default:
+        return CheckpointPolicy.MUST_SAVE
+    return save_matmuls(ctx, op, *args, **kwargs)
+
+
 def selective(policy):
     return functools.partial(create_selective_checkpoint_contexts, policy)
 
@@ -226,12 +234,16 @@ class CheckpointedStage(nn.Module):
     """A stage of a model run under torch.utils.checkpoint, as a user
     checkpoints the stages of a model they did not write."""
 
-    def __init__(self, stage):
+    def __init__(self, stage, policy=None):
         super().__init__()
         self.stage = stage
+        self.policy = policy
 
     def forward(self, x):
-        return checkpoint(self.stage, x, use_reentrant=False)
+        if self.policy is None:
+            return checkpoint(self.stage, x, use_reentrant=False)
+        return checkpoint(self.stage, x, use_reentrant=False,
+                          context_fn=selective(self.policy))
 
 
 def _images(batch, size, classes):
@@ -370,19 +382,22 @@ class LanguageModel(nn.Module):
                           labels=labels, use_cache=False).loss
 
 
-def _language_model(net, checkpoint, batch, seq, vocab, masked=False):
+def _language_model(net, checkpoint, batch, seq, vocab, masked=False, policy=None):
     """`net` in train mode with every layer a torch.utils.checkpoint when
     `checkpoint` (transformers' own activation checkpointing, which
-    calls it with use_reentrant=False), token ids, an attention mask whose
+    calls it with use_reentrant=False; a selective one of `policy`, a
+    selective-checkpoint policy function, when given), token ids, an attention mask whose
     second sequence is padded at its end, and labels: the ids (the model
     shifts them) or, for a masked LM, the ids of every third position with
     -100 elsewhere; padded positions are -100 in both."""
     if checkpoint:
+        kwargs = {"use_reentrant": False}
+        if policy is not None:
+            kwargs["context_fn"] = selective(policy)
         if hasattr(net, "activation_checkpointing_enable"):
-            net.activation_checkpointing_enable()
+            net.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
         else:  # transformers before 5.20
-            net.gradient_checkpointing_enable(
-                gradient_checkpointing_kwargs={"use_reentrant": False})
+            net.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
     ids = torch.randint(1, vocab, (batch, seq))
     mask = torch.ones(batch, seq, dtype=torch.int64)
     mask[1:, seq - seq // 4:] = 0
@@ -394,7 +409,7 @@ def _language_model(net, checkpoint, batch, seq, vocab, masked=False):
 
 
 def gpt2(dropout=0.1, checkpoint=True, batch=2, seq=16, vocab=96, width=32, layers=2,
-         heads=2, positions=None):
+         heads=2, positions=None, policy=None):
     """transformers' GPT-2 (causal LM head tied to the token embedding, tanh
     GELU, eager attention) in a tiny configuration, random weights."""
     from transformers import GPT2Config, GPT2LMHeadModel
@@ -409,7 +424,7 @@ def gpt2(dropout=0.1, checkpoint=True, batch=2, seq=16, vocab=96, width=32, laye
     # this, the loss logs a warning from inside forward, which torch.compile
     # cannot trace.
     net.loss_type = "ForCausalLM"
-    return _language_model(net, checkpoint, batch, seq, vocab)
+    return _language_model(net, checkpoint, batch, seq, vocab, policy=policy)
 
 
 def bert(dropout=0.1, checkpoint=True, batch=2, seq=16, vocab=96, width=32, layers=2,
@@ -448,20 +463,23 @@ def llama(dropout=0.1, checkpoint=True, batch=2, seq=16, vocab=96, width=32, lay
 # Not run by CI's tests (a step is gigabytes); bench/compile_time,
 # bench/cuda_peers and bench/peers export them.
 
-def gpt2_small(dropout=0.1, checkpoint=True, batch=4, seq=512, layers=12):
+def gpt2_small(dropout=0.1, checkpoint=True, batch=4, seq=512, layers=12, policy=None):
     """transformers' GPT-2 small (12 layers of width 768, 12 heads, the
     50257-token vocabulary, 1024 positions) at batch x seq, random weights,
     each layer a checkpoint when `checkpoint` (transformers' own
-    activation checkpointing)."""
+    activation checkpointing; selective under `policy` when given)."""
     return gpt2(dropout=dropout, checkpoint=checkpoint, batch=batch, seq=seq,
-                vocab=50257, width=768, layers=layers, heads=12, positions=1024)
+                vocab=50257, width=768, layers=layers, heads=12, positions=1024,
+                policy=policy)
 
 
-def resnet50(dropout=0.0, checkpoint=True, batch=32, size=224, classes=1000):
+def resnet50(dropout=0.0, checkpoint=True, batch=32, size=224, classes=1000,
+             policy=None):
     """torchvision's ResNet-50 (random weights, train mode, 1000 classes) on
     batch x 3 x size x size images, each of its four residual stages a
-    checkpoint when `checkpoint`. torchvision's ResNet has no dropout;
-    `dropout` > 0 adds one before the classifier, as resnet18 does."""
+    checkpoint when `checkpoint` (selective under `policy` when given).
+    torchvision's ResNet has no dropout; `dropout` > 0 adds one before the
+    classifier, as resnet18 does."""
     import torchvision
     torch.manual_seed(0)
     net = torchvision.models.resnet50(num_classes=classes)
@@ -469,7 +487,7 @@ def resnet50(dropout=0.0, checkpoint=True, batch=32, size=224, classes=1000):
         net.fc = nn.Sequential(nn.Dropout(dropout), net.fc)
     if checkpoint:
         for name in ("layer1", "layer2", "layer3", "layer4"):
-            setattr(net, name, CheckpointedStage(getattr(net, name)))
+            setattr(net, name, CheckpointedStage(getattr(net, name), policy))
     return Classifier(net), _images(batch, size, classes)
 
 
