@@ -10,6 +10,7 @@
 #include "remat/Analysis/CostModel.h"
 #include "remat/Dialect/Remat/IR/RematOps.h"
 #include "remat/Memory/MemoryPlan.h"
+#include "remat/Planning/Measure.h"
 #include "remat/Planning/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -18,7 +19,6 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/IR/Threading.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 
@@ -779,13 +779,6 @@ static constexpr size_t kMaxBudgetScans = 8;
 
 namespace {
 
-/// What policy=budget measures of a choice of k per forward loop (0: left
-/// alone).
-struct LoopChoiceCost {
-  int64_t peakBytes = 0;
-  int64_t recomputeFlops = 0;
-};
-
 struct RematCheckpointLoopsPass
     : remat::impl::RematCheckpointLoopsPassBase<RematCheckpointLoopsPass> {
   using RematCheckpointLoopsPassBase::RematCheckpointLoopsPassBase;
@@ -825,49 +818,36 @@ struct RematCheckpointLoopsPass
     return success();
   }
 
-  /// Measures each of `choices` not measured yet for `function` on a copy
-  /// of it and its callees, together on the context's thread pool: its
-  /// memory plan's peak and the recompute FLOPs -remat-report counts. A plan
-  /// that cannot be made is an error at `function`: the first in order, as
-  /// one thread would meet it.
+  /// Measures each of `choices` not measured yet for `function`, with its
+  /// scans checkpointed at those k on a copy of it and its callees
+  /// (measureRewrittenCopies): its memory plan's peak and the recompute
+  /// FLOPs -remat-report counts. A plan that cannot be made is an error at
+  /// `function`: the first in order, as one thread would meet it.
   LogicalResult measureAll(func::FuncOp function,
                            ArrayRef<SmallVector<int64_t>> choices) {
     SmallVector<SmallVector<int64_t>> fresh;
     for (const SmallVector<int64_t> &choice : choices)
       if (!measured.count(choice) && !llvm::is_contained(fresh, choice))
         fresh.push_back(choice);
-    bool keepReturned = mustKeepReturnedBuffers(function);
-    SmallVector<std::optional<LoopChoiceCost>> costs(fresh.size());
-    SmallVector<std::string> errors(fresh.size());
-    parallelFor(function.getContext(), 0, fresh.size(), [&](size_t index) {
-      OwningOpRef<ModuleOp> copy = copyForPlanning(function);
-      if (!copy) {
-        errors[index] = "the function is not in a module";
-        return;
-      }
-      auto copyFunction = copy->lookupSymbol<func::FuncOp>(function.getName());
-      ArrayRef<int64_t> choice = fresh[index];
-      checkpointScans(
-          copyFunction,
-          [&](const ScanPair &, unsigned position) { return choice[position]; },
-          /*remarks=*/false);
-      LoopChoiceCost cost;
-      cost.recomputeFlops =
-          countStepFlops(getBackwardOp(copyFunction.getBody())).recompute;
-      FailureOr<StepMemoryPlan> plan =
-          plans.plan(*copy, function.getName(), keepReturned, errors[index]);
-      if (failed(plan))
-        return;
-      cost.peakBytes = plan->peakBytes;
-      costs[index] = cost;
-    });
-    for (auto [choice, cost, error] : llvm::zip_equal(fresh, costs, errors)) {
-      if (!cost)
+    SmallVector<PlannedCost> costs = measureRewrittenCopies(
+        function, fresh.size(),
+        [&](size_t index, FunctionOpInterface copy) {
+          ArrayRef<int64_t> choice = fresh[index];
+          checkpointScans(
+              cast<func::FuncOp>(copy),
+              [&](const ScanPair &, unsigned position) {
+                return choice[position];
+              },
+              /*remarks=*/false);
+        },
+        plans, mustKeepReturnedBuffers(function));
+    for (auto [choice, result] : llvm::zip_equal(fresh, costs)) {
+      if (!result.cost)
         return function.emitError() << "-remat-checkpoint-loops: policy=budget "
                                        "needs the memory plan: "
-                                    << error;
+                                    << result.error;
       ++numEvaluated;
-      measured[choice] = *cost;
+      measured[choice] = *result.cost;
     }
     return success();
   }
@@ -898,8 +878,8 @@ struct RematCheckpointLoopsPass
     int64_t budget = budgetBytes;
     if (failed(measureAll(function, {none})))
       return failure();
-    const LoopChoiceCost *untouched = &measured.at(none);
-    auto remark = [&](ArrayRef<int64_t> choice, LoopChoiceCost cost) {
+    const PlanCost *untouched = &measured.at(none);
+    auto remark = [&](ArrayRef<int64_t> choice, PlanCost cost) {
       InFlightDiagnostic diag = function.emitRemark()
                                 << "-remat-checkpoint-loops: policy=budget, "
                                    "budget "
@@ -947,7 +927,7 @@ struct RematCheckpointLoopsPass
     for (auto &[position, divisors] : byScan) {
       std::optional<int64_t> lowest;
       for (int64_t k : divisors) {
-        const LoopChoiceCost &cost = measured.at(withK(position, k));
+        const PlanCost &cost = measured.at(withK(position, k));
         if (!lowest || cost.peakBytes < *lowest) {
           lowest = cost.peakBytes;
           best[position] = k;
@@ -965,26 +945,21 @@ struct RematCheckpointLoopsPass
     }
     if (failed(measureAll(function, subsets)))
       return failure();
-    std::optional<std::pair<SmallVector<int64_t>, LoopChoiceCost>> answer;
+    SmallVector<PlanCost> costs;
     int64_t lowestPeak = untouched->peakBytes;
     for (const SmallVector<int64_t> &choice : subsets) {
-      const LoopChoiceCost *cost = &measured.at(choice);
-      lowestPeak = std::min(lowestPeak, cost->peakBytes);
-      if (cost->peakBytes > budget)
-        continue;
-      if (!answer || std::make_pair(cost->recomputeFlops, cost->peakBytes) <
-                         std::make_pair(answer->second.recomputeFlops,
-                                        answer->second.peakBytes))
-        answer = {choice, *cost};
+      costs.push_back(measured.at(choice));
+      lowestPeak = std::min(lowestPeak, costs.back().peakBytes);
     }
+    std::optional<size_t> answer = findCheapestWithin(costs, budget);
     if (!answer)
       return function.emitError()
              << "-remat-checkpoint-loops: budget of " << budget
              << " bytes is infeasible: the least predicted peak is "
              << lowestPeak << " bytes (untouched: " << untouched->peakBytes
              << " bytes)";
-    remark(answer->first, answer->second);
-    return answer->first;
+    remark(subsets[*answer], costs[*answer]);
+    return subsets[*answer];
   }
 
   /// Rewrites the training steps of the module one after the other, each
@@ -1032,7 +1007,7 @@ struct RematCheckpointLoopsPass
   }
 
   /// The choices policy=budget measured for the function, by k per loop.
-  std::map<SmallVector<int64_t>, LoopChoiceCost> measured;
+  std::map<SmallVector<int64_t>, PlanCost> measured;
   /// The plan pipeline of policy=budget, built in initialize().
   PlanPipeline plans;
 };

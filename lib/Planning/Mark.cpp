@@ -153,7 +153,7 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
         points.push_back({std::move(marking), cost});
       return success();
     }
-    SmallVector<MarkingProblem::PlannedCost> results =
+    SmallVector<PlannedCost> results =
         problem.evaluatePlannedAll(markings, plans);
     for (auto [marking, result] : llvm::zip_equal(markings, results)) {
       if (!result.cost)

@@ -392,27 +392,32 @@ void MarkingProblem::writeMarks(Block &body, ArrayRef<SegmentPath> marking,
   }
 }
 
+/// measureRewrittenCopies of `count` markings of `function`, the i-th
+/// written on its copy by `mark(i, copy)`, each checkpointed by
+/// -remat-checkpoint's own rewrite.
+static SmallVector<PlannedCost>
+measureCheckpointedCopies(FunctionOpInterface function, size_t count,
+                          function_ref<void(size_t, FunctionOpInterface)> mark,
+                          const PlanPipeline &pipeline, bool keepReturned) {
+  return measureRewrittenCopies(
+      function, count,
+      [&](size_t index, FunctionOpInterface copy) {
+        mark(index, copy);
+        applyCheckpointPlan(CheckpointPlan::compute(copy));
+      },
+      pipeline, keepReturned);
+}
+
 FailureOr<PlanCost> planCheckpointedCopy(
     FunctionOpInterface function, function_ref<void(FunctionOpInterface)> mark,
     const PlanPipeline &pipeline, bool keepReturned, std::string &error) {
-  OwningOpRef<ModuleOp> copy = copyForPlanning(function);
-  if (!copy) {
-    error = "the function is not in a module";
-    return failure();
-  }
-  auto copyFunction =
-      cast<FunctionOpInterface>(copy->lookupSymbol(function.getNameAttr()));
-  mark(copyFunction);
-  applyCheckpointPlan(CheckpointPlan::compute(copyFunction));
-  PlanCost cost;
-  cost.recomputeFlops =
-      countStepFlops(getBackwardOp(copyFunction.getFunctionBody())).recompute;
-  FailureOr<StepMemoryPlan> plan =
-      pipeline.plan(*copy, function.getName(), keepReturned, error);
-  if (failed(plan))
-    return failure();
-  cost.peakBytes = plan->peakBytes;
-  return cost;
+  return measureRewrittenCopy(
+      function,
+      [&](FunctionOpInterface copy) {
+        mark(copy);
+        applyCheckpointPlan(CheckpointPlan::compute(copy));
+      },
+      pipeline, keepReturned, error);
 }
 
 /// The first op of each top-level checkpoint segment of `function`, by
@@ -452,38 +457,34 @@ measureSegmentEffects(func::FuncOp function, const PlanPipeline &pipeline,
   which.push_back({Keep::All, 0});
   for (auto &entry : segments)
     which.push_back({Keep::One, entry.first});
-  bool keepReturned = mustKeepReturnedBuffers(function);
-  SmallVector<FailureOr<PlanCost>> costs(which.size(), failure());
-  SmallVector<std::string> errors(which.size());
-  parallelFor(function->getContext(), 0, which.size(), [&](size_t i) {
-    Keep keep = which[i].first;
-    int64_t only = which[i].second;
-    costs[i] = planCheckpointedCopy(
-        function,
-        [&](FunctionOpInterface copy) {
-          if (keep == Keep::All)
-            return;
-          copy.getFunctionBody().walk([&](Operation *op) {
-            SmallVector<int64_t, 2> path = getSegmentPath(op);
-            if (!path.empty() && (keep == Keep::None || path.front() != only))
-              op->removeAttr(RematDialect::kSegmentAttrName);
-          });
-        },
-        pipeline, keepReturned, errors[i]);
-  });
+  SmallVector<PlannedCost> costs = measureCheckpointedCopies(
+      function, which.size(),
+      [&](size_t i, FunctionOpInterface copy) {
+        Keep keep = which[i].first;
+        int64_t only = which[i].second;
+        if (keep == Keep::All)
+          return;
+        copy.getFunctionBody().walk([&](Operation *op) {
+          SmallVector<int64_t, 2> path = getSegmentPath(op);
+          if (!path.empty() && (keep == Keep::None || path.front() != only))
+            op->removeAttr(RematDialect::kSegmentAttrName);
+        });
+      },
+      pipeline, mustKeepReturnedBuffers(function));
   SegmentEffects effects;
-  for (auto [i, cost] : llvm::enumerate(costs)) {
-    if (failed(cost)) {
-      error = errors[i];
+  for (auto [i, result] : llvm::enumerate(costs)) {
+    if (!result.cost) {
+      error = result.error;
       return failure();
     }
+    int64_t peak = result.cost->peakBytes;
     auto [keep, only] = which[i];
     if (keep == Keep::None)
-      effects.unmarkedPeak = cost->peakBytes;
+      effects.unmarkedPeak = peak;
     else if (keep == Keep::All)
-      effects.allPeak = cost->peakBytes;
+      effects.allPeak = peak;
     else
-      effects.alone[only] = {segments[only], cost->peakBytes};
+      effects.alone[only] = {segments[only], peak};
   }
   return std::optional<SegmentEffects>(std::move(effects));
 }
@@ -500,18 +501,15 @@ MarkingProblem::evaluatePlanned(ArrayRef<SegmentPath> marking,
       pipeline, keepReturnedBuffers, error);
 }
 
-SmallVector<MarkingProblem::PlannedCost>
+SmallVector<PlannedCost>
 MarkingProblem::evaluatePlannedAll(ArrayRef<Marking> markings,
                                    const PlanPipeline &pipeline) const {
-  SmallVector<PlannedCost> results(markings.size());
-  parallelFor(function->getContext(), 0, markings.size(), [&](size_t index) {
-    PlannedCost &result = results[index];
-    FailureOr<PlanCost> cost =
-        evaluatePlanned(markings[index], pipeline, result.error);
-    if (succeeded(cost))
-      result.cost = *cost;
-  });
-  return results;
+  return measureCheckpointedCopies(
+      function, markings.size(),
+      [&](size_t index, FunctionOpInterface copy) {
+        writeMarks(copy.getFunctionBody().front(), markings[index], {});
+      },
+      pipeline, keepReturnedBuffers);
 }
 
 PlanCost MarkingProblem::evaluate(ArrayRef<SegmentPath> marking) const {
@@ -881,16 +879,11 @@ BudgetPlanner::BudgetPlanner(const MarkingProblem &problem,
 
 const PlanPoint *findCheapestWithin(ArrayRef<PlanPoint> points,
                                     int64_t budget) {
-  const PlanPoint *best = nullptr;
-  for (const PlanPoint &point : points) {
-    if (point.cost.peakBytes > budget)
-      continue;
-    if (!best ||
-        std::make_pair(point.cost.recomputeFlops, point.cost.peakBytes) <
-            std::make_pair(best->cost.recomputeFlops, best->cost.peakBytes))
-      best = &point;
-  }
-  return best;
+  SmallVector<PlanCost> costs;
+  for (const PlanPoint &point : points)
+    costs.push_back(point.cost);
+  std::optional<size_t> best = findCheapestWithin(costs, budget);
+  return best ? &points[*best] : nullptr;
 }
 
 /// The best of the relaxation's rows' fractional knapsack bounds: a row

@@ -14,6 +14,7 @@
 #include "remat/Dialect/Remat/IR/RematOps.h"
 #include "remat/Memory/MemoryPlan.h"
 #include "remat/Planning/ChainPlanner.h"
+#include "remat/Planning/Measure.h"
 
 #include "mlir/IR/Operation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -30,18 +31,9 @@ namespace remat {
 /// (ChainPlanner.h).
 using Marking = llvm::SmallVector<SegmentPath, 0>;
 
-/// What a marking costs, as -remat-report measures it after
-/// -remat-checkpoint.
-struct PlanCost {
-  int64_t peakBytes = 0;
-  int64_t recomputeFlops = 0;
-};
-
 /// The cost of `function` checkpointed by -remat-checkpoint's own rewrite
-/// on a copy made for planning (copyForPlanning), after `mark` rewrites the
-/// copy's marks: its recompute FLOPs and its memory plan's peak, with
-/// returned buffers kept apart if `keepReturned`. Thread-safe: reads
-/// `function` only.
+/// on a copy made for planning, after `mark` rewrites the copy's marks
+/// (measureRewrittenCopy). Thread-safe: reads `function` only.
 llvm::FailureOr<PlanCost>
 planCheckpointedCopy(mlir::FunctionOpInterface function,
                      llvm::function_ref<void(mlir::FunctionOpInterface)> mark,
@@ -144,12 +136,6 @@ public:
                                             const PlanPipeline &pipeline,
                                             std::string &error) const;
 
-  /// What evaluatePlanned gives for one marking: its cost, or why its plan
-  /// failed.
-  struct PlannedCost {
-    std::optional<PlanCost> cost;
-    std::string error;
-  };
   /// evaluatePlanned of each of `markings`, in order, on the MLIR context's
   /// thread pool (one bufferized copy per marking and thread at once); the
   /// results are those of one thread.
@@ -280,8 +266,8 @@ struct PlanPoint {
   PlanCost cost;
 };
 
-/// The cheapest of `points` with peak <= `budget`: fewest recompute FLOPs,
-/// then lowest peak, then first; null if none fits.
+/// The cheapest of `points` with peak <= `budget` (findCheapestWithin of
+/// their costs); null if none fits.
 const PlanPoint *findCheapestWithin(llvm::ArrayRef<PlanPoint> points,
                                     int64_t budget);
 
