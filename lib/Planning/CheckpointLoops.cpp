@@ -39,7 +39,8 @@ struct RematCheckpointLoopsPass
   void getDependentDialects(DialectRegistry &registry) const override {
     RematCheckpointLoopsPassBase::getDependentDialects(registry);
     registerCostModelExternalModels(registry);
-    addPlanPipelineDialects(getPlanPipeline(planPipeline), registry);
+    addMemoryPlanPipelineDialects(getMemoryPlanPipeline(planPipeline),
+                                  registry);
   }
 
   /// The policy: `policy`, or every for every=K alone (as before policies
@@ -67,7 +68,7 @@ struct RematCheckpointLoopsPass
       return emitError(UnknownLoc::get(context))
              << "-remat-checkpoint-loops: " << error;
     if (chosenPolicy == LoopPolicy::Budget)
-      plans.initialize(context, planPipeline);
+      memoryPlans.initialize(context, planPipeline);
     return success();
   }
 
@@ -82,7 +83,7 @@ struct RematCheckpointLoopsPass
     for (const SmallVector<int64_t> &choice : choices)
       if (!measured.count(choice) && !llvm::is_contained(fresh, choice))
         fresh.push_back(choice);
-    SmallVector<PlannedCost> costs = measureRewrittenCopies(
+    SmallVector<MeasuredCost> costs = measureRewrittenCopies(
         function, fresh.size(),
         [&](size_t index, FunctionOpInterface copy) {
           ArrayRef<int64_t> choice = fresh[index];
@@ -91,7 +92,7 @@ struct RematCheckpointLoopsPass
               [&](int64_t, unsigned position) { return choice[position]; },
               /*remarks=*/false);
         },
-        plans, mustKeepReturnedBuffers(function));
+        memoryPlans, mustKeepReturnedBuffers(function));
     for (auto [choice, result] : llvm::zip_equal(fresh, costs)) {
       if (!result.cost)
         return function.emitError() << "-remat-checkpoint-loops: policy=budget "
@@ -130,8 +131,8 @@ struct RematCheckpointLoopsPass
     int64_t budget = budgetBytes;
     if (failed(measureAll(function, {none})))
       return failure();
-    const PlanCost *untouched = &measured.at(none);
-    auto remark = [&](ArrayRef<int64_t> choice, PlanCost cost) {
+    const StepCost *untouched = &measured.at(none);
+    auto remark = [&](ArrayRef<int64_t> choice, StepCost cost) {
       InFlightDiagnostic diag = function.emitRemark()
                                 << "-remat-checkpoint-loops: policy=budget, "
                                    "budget "
@@ -179,7 +180,7 @@ struct RematCheckpointLoopsPass
     for (auto &[position, divisors] : byScan) {
       std::optional<int64_t> lowest;
       for (int64_t k : divisors) {
-        const PlanCost &cost = measured.at(withK(position, k));
+        const StepCost &cost = measured.at(withK(position, k));
         if (!lowest || cost.peakBytes < *lowest) {
           lowest = cost.peakBytes;
           best[position] = k;
@@ -197,7 +198,7 @@ struct RematCheckpointLoopsPass
     }
     if (failed(measureAll(function, subsets)))
       return failure();
-    SmallVector<PlanCost> costs;
+    SmallVector<StepCost> costs;
     int64_t lowestPeak = untouched->peakBytes;
     for (const SmallVector<int64_t> &choice : subsets) {
       costs.push_back(measured.at(choice));
@@ -259,9 +260,9 @@ struct RematCheckpointLoopsPass
   }
 
   /// The choices policy=budget measured for the function, by k per loop.
-  std::map<SmallVector<int64_t>, PlanCost> measured;
-  /// The plan pipeline of policy=budget, built in initialize().
-  PlanPipeline plans;
+  std::map<SmallVector<int64_t>, StepCost> measured;
+  /// The memory-plan pipeline of policy=budget, built in initialize().
+  MemoryPlanPipeline memoryPlans;
 };
 
 } // namespace

@@ -17,10 +17,10 @@ using namespace mlir;
 
 namespace remat {
 
-FailureOr<PlanCost>
+FailureOr<StepCost>
 measureRewrittenCopy(FunctionOpInterface function,
                      function_ref<void(FunctionOpInterface)> rewrite,
-                     const PlanPipeline &pipeline, bool keepReturned,
+                     const MemoryPlanPipeline &pipeline, bool keepReturned,
                      std::string &error) {
   OwningOpRef<ModuleOp> copy = copyForPlanning(function);
   if (!copy) {
@@ -30,7 +30,7 @@ measureRewrittenCopy(FunctionOpInterface function,
   auto copyFunction =
       cast<FunctionOpInterface>(copy->lookupSymbol(function.getNameAttr()));
   rewrite(copyFunction);
-  PlanCost cost;
+  StepCost cost;
   cost.recomputeFlops =
       countStepFlops(getBackwardOp(copyFunction.getFunctionBody())).recompute;
   FailureOr<StepMemoryPlan> plan =
@@ -41,14 +41,14 @@ measureRewrittenCopy(FunctionOpInterface function,
   return cost;
 }
 
-SmallVector<PlannedCost>
+SmallVector<MeasuredCost>
 measureRewrittenCopies(FunctionOpInterface function, size_t count,
                        function_ref<void(size_t, FunctionOpInterface)> rewrite,
-                       const PlanPipeline &pipeline, bool keepReturned) {
-  SmallVector<PlannedCost> results(count);
+                       const MemoryPlanPipeline &pipeline, bool keepReturned) {
+  SmallVector<MeasuredCost> results(count);
   parallelFor(function->getContext(), 0, count, [&](size_t index) {
-    PlannedCost &result = results[index];
-    FailureOr<PlanCost> cost = measureRewrittenCopy(
+    MeasuredCost &result = results[index];
+    FailureOr<StepCost> cost = measureRewrittenCopy(
         function, [&](FunctionOpInterface copy) { rewrite(index, copy); },
         pipeline, keepReturned, result.error);
     if (succeeded(cost))
@@ -57,7 +57,7 @@ measureRewrittenCopies(FunctionOpInterface function, size_t count,
   return results;
 }
 
-std::optional<size_t> findCheapestWithin(ArrayRef<PlanCost> costs,
+std::optional<size_t> findCheapestWithin(ArrayRef<StepCost> costs,
                                          int64_t budget) {
   std::optional<size_t> best;
   for (auto [index, cost] : llvm::enumerate(costs)) {

@@ -21,9 +21,10 @@
 
 namespace remat {
 
-/// What a marking costs, as -remat-report measures it after
-/// -remat-checkpoint.
-struct PlanCost {
+/// What a training step costs after a rewrite (a marking checkpointed by
+/// -remat-checkpoint, scans by -remat-checkpoint-loops): its static peak, as
+/// -remat-report states it, and the FLOPs its backward region recomputes.
+struct StepCost {
   int64_t peakBytes = 0;
   int64_t recomputeFlops = 0;
 };
@@ -34,15 +35,15 @@ struct PlanCost {
 /// `keepReturned` (mustKeepReturnedBuffers of `function`, which the copy
 /// cannot tell). Fails with the reason in `error`. Thread-safe: reads
 /// `function` only.
-llvm::FailureOr<PlanCost> measureRewrittenCopy(
+llvm::FailureOr<StepCost> measureRewrittenCopy(
     mlir::FunctionOpInterface function,
     llvm::function_ref<void(mlir::FunctionOpInterface)> rewrite,
-    const PlanPipeline &pipeline, bool keepReturned, std::string &error);
+    const MemoryPlanPipeline &pipeline, bool keepReturned, std::string &error);
 
 /// What measureRewrittenCopy gives for one rewrite: its cost, or why its
-/// plan failed.
-struct PlannedCost {
-  std::optional<PlanCost> cost;
+/// memory plan failed.
+struct MeasuredCost {
+  std::optional<StepCost> cost;
   std::string error;
 };
 
@@ -50,15 +51,15 @@ struct PlannedCost {
 /// `rewrite(i, copy)`, on the MLIR context's thread pool (one bufferized
 /// copy per rewrite and thread at once); the results are those of one
 /// thread, in order.
-llvm::SmallVector<PlannedCost> measureRewrittenCopies(
+llvm::SmallVector<MeasuredCost> measureRewrittenCopies(
     mlir::FunctionOpInterface function, size_t count,
     llvm::function_ref<void(size_t, mlir::FunctionOpInterface)> rewrite,
-    const PlanPipeline &pipeline, bool keepReturned);
+    const MemoryPlanPipeline &pipeline, bool keepReturned);
 
 /// The cheapest of `costs` with peak <= `budget`: fewest recompute FLOPs,
 /// then lowest peak, then first; none if none fits. Both budget policies
 /// answer their budget by this rule.
-std::optional<size_t> findCheapestWithin(llvm::ArrayRef<PlanCost> costs,
+std::optional<size_t> findCheapestWithin(llvm::ArrayRef<StepCost> costs,
                                          int64_t budget);
 
 } // namespace remat
