@@ -420,12 +420,12 @@ StepBuffers remat::collectStepBuffers(func::FuncOp function,
   return result;
 }
 
-StringRef remat::getPlanPipeline(StringRef option) {
+StringRef remat::getMemoryPlanPipeline(StringRef option) {
   return option.empty() ? StringRef(kBufferizePipeline) : option;
 }
 
-void remat::addPlanPipelineDialects(StringRef pipeline,
-                                    DialectRegistry &registry) {
+void remat::addMemoryPlanPipelineDialects(StringRef pipeline,
+                                          DialectRegistry &registry) {
   OpPassManager pm(ModuleOp::getOperationName());
   if (succeeded(parsePassPipeline(pipeline, pm, llvm::nulls())))
     pm.getDependentDialects(registry);
@@ -524,21 +524,21 @@ OwningOpRef<ModuleOp> remat::copyForPlanning(Operation *function) {
   return copy;
 }
 
-void PlanPipeline::initialize(MLIRContext *context, StringRef pipeline) {
+void MemoryPlanPipeline::initialize(MLIRContext *context, StringRef pipeline) {
   this->context = context;
   parseError.clear();
   idle.clear();
   parsed = std::make_unique<OpPassManager>(ModuleOp::getOperationName());
   llvm::raw_string_ostream errorStream(parseError);
-  if (failed(
-          parsePassPipeline(getPlanPipeline(pipeline), *parsed, errorStream))) {
+  if (failed(parsePassPipeline(getMemoryPlanPipeline(pipeline), *parsed,
+                               errorStream))) {
     parsed.reset();
     if (parseError.empty())
       parseError = "the plan pipeline does not parse";
   }
 }
 
-std::unique_ptr<PassManager> PlanPipeline::acquire() const {
+std::unique_ptr<PassManager> MemoryPlanPipeline::acquire() const {
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (!idle.empty())
@@ -552,14 +552,15 @@ std::unique_ptr<PassManager> PlanPipeline::acquire() const {
   return pm;
 }
 
-void PlanPipeline::release(std::unique_ptr<PassManager> pm) const {
+void MemoryPlanPipeline::release(std::unique_ptr<PassManager> pm) const {
   std::lock_guard<std::mutex> lock(mutex);
   idle.push_back(std::move(pm));
 }
 
-FailureOr<StepMemoryPlan> PlanPipeline::plan(ModuleOp copy, StringRef name,
-                                             bool keepReturned,
-                                             std::string &error) const {
+FailureOr<StepMemoryPlan> MemoryPlanPipeline::plan(ModuleOp copy,
+                                                   StringRef name,
+                                                   bool keepReturned,
+                                                   std::string &error) const {
   if (!parsed) {
     error = parseError.empty() ? "the plan pipeline was not initialized"
                                : parseError;

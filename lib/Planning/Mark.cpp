@@ -2,7 +2,7 @@
 //
 // This file implements -remat-mark: it checks the policy options, builds the
 // marking problem of each training step, runs the chosen planner and writes
-// its marks, with a remark stating the plan and its predicted cost.
+// its marks, with a remark stating the marking and its predicted cost.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,10 +37,11 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
   void getDependentDialects(DialectRegistry &registry) const override {
     RematMarkPassBase::getDependentDialects(registry);
     registerCostModelExternalModels(registry);
-    addPlanPipelineDialects(getPlanPipeline(planPipeline), registry);
+    addMemoryPlanPipelineDialects(getMemoryPlanPipeline(planPipeline),
+                                  registry);
   }
 
-  /// Returns an error message if the options do not make a plan.
+  /// Returns an error message if the options do not choose a marking.
   std::string checkOptions() {
     if (policy == MarkPolicy::Sequential && segments == 0)
       return "policy=sequential needs segments=N with N >= 1";
@@ -71,11 +72,12 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
   }
 
   /// The cost of `marking` on its memory plan; the model's, with a warning
-  /// at `function`, when the plan cannot be made.
-  PlanCost predictCost(func::FuncOp function, const MarkingProblem &problem,
+  /// at `function`, when the memory plan cannot be made.
+  StepCost predictCost(func::FuncOp function, const MarkingProblem &problem,
                        const Marking &marking) {
     std::string error;
-    FailureOr<PlanCost> cost = problem.evaluatePlanned(marking, plans, error);
+    FailureOr<StepCost> cost =
+        problem.measureOnMemoryPlan(marking, memoryPlans, error);
     if (succeeded(cost))
       return *cost;
     emitWarning(function.getLoc())
@@ -85,9 +87,9 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
   }
 
   /// A marking measured on its memory plan, and the budget it answers.
-  struct PlannedPoint {
+  struct ChosenMarking {
     Marking marking;
-    PlanCost cost;
+    StepCost cost;
     int64_t budget = 0;
   };
 
@@ -97,21 +99,21 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
   /// evenly over the limit less the policies' plans (getPolicyMarkings),
   /// which come next so that the answer is never above theirs; then, up to
   /// the limit, the other markings by the model's peak, lowest first, since
-  /// the model can err where the plan does not (it ranks a marking with the
-  /// matmuls saved above one whose plan peaks higher).
+  /// the model can err where the memory plan does not (it ranks a marking with
+  /// the matmuls saved above one whose plan peaks higher).
   static SmallVector<Marking> getMeasured(const MarkingProblem &problem,
-                                          ArrayRef<PlanPoint> candidates,
+                                          ArrayRef<MeasuredMarking> candidates,
                                           unsigned limit) {
     limit = std::max(limit, 2u);
-    SmallVector<const PlanPoint *> order;
-    for (const PlanPoint &point : candidates)
+    SmallVector<const MeasuredMarking *> order;
+    for (const MeasuredMarking &point : candidates)
       order.push_back(&point);
-    llvm::sort(order, [](const PlanPoint *a, const PlanPoint *b) {
+    llvm::sort(order, [](const MeasuredMarking *a, const MeasuredMarking *b) {
       return std::make_pair(a->cost.recomputeFlops, a->cost.peakBytes) <
              std::make_pair(b->cost.recomputeFlops, b->cost.peakBytes);
     });
-    SmallVector<const PlanPoint *> front;
-    for (const PlanPoint *point : order)
+    SmallVector<const MeasuredMarking *> front;
+    for (const MeasuredMarking *point : order)
       if (front.empty() || point->cost.peakBytes < front.back()->cost.peakBytes)
         front.push_back(point);
 
@@ -131,30 +133,30 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     for (const Marking &marking : policies)
       add(marking);
     // Ties in the order the planner found them (the points are one array).
-    llvm::sort(order, [](const PlanPoint *a, const PlanPoint *b) {
+    llvm::sort(order, [](const MeasuredMarking *a, const MeasuredMarking *b) {
       return std::make_pair(a->cost.peakBytes, a) <
              std::make_pair(b->cost.peakBytes, b);
     });
-    for (const PlanPoint *point : order)
+    for (const MeasuredMarking *point : order)
       add(point->marking);
     return markings;
   }
 
   /// Measures `markings` and appends them to `points`, in order: on their
-  /// memory plans if `onPlans` (together on the context's thread pool), else
-  /// on the model. A plan that cannot be made is an error at `function`: the
-  /// first one in order, as one thread would meet it.
+  /// memory plans if `onMemoryPlans` (together on the context's thread pool),
+  /// else on the model. A plan that cannot be made is an error at `function`:
+  /// the first one in order, as one thread would meet it.
   LogicalResult measure(func::FuncOp function, const MarkingProblem &problem,
-                        SmallVector<Marking> markings, bool onPlans,
-                        SmallVectorImpl<PlanPoint> &points) {
-    if (!onPlans) {
-      SmallVector<PlanCost> costs = problem.evaluateAll(markings);
+                        SmallVector<Marking> markings, bool onMemoryPlans,
+                        SmallVectorImpl<MeasuredMarking> &points) {
+    if (!onMemoryPlans) {
+      SmallVector<StepCost> costs = problem.evaluateAll(markings);
       for (auto [marking, cost] : llvm::zip_equal(markings, costs))
         points.push_back({std::move(marking), cost});
       return success();
     }
-    SmallVector<MarkingProblem::PlannedCost> results =
-        problem.evaluatePlannedAll(markings, plans);
+    SmallVector<MeasuredCost> results =
+        problem.measureOnMemoryPlans(markings, memoryPlans);
     for (auto [marking, result] : llvm::zip_equal(markings, results)) {
       if (!result.cost)
         return function.emitError()
@@ -171,22 +173,24 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
   }
 
   /// The markings policy=budget chooses among, the unmarked step first:
-  /// with a `planLimit` of at least two, those of getMeasured, measured on
-  /// their memory plans; else, on the model, the policies' markings and
+  /// with a `memoryPlanLimit` of at least two, those of getMeasured, measured
+  /// on their memory plans; else, on the model, the policies' markings and
   /// every marking the search evaluated, at the cost it found.
   LogicalResult measurePoints(func::FuncOp function,
                               const MarkingProblem &problem,
-                              const BudgetPlanner &planner, unsigned planLimit,
-                              SmallVectorImpl<PlanPoint> &points) {
-    if (planLimit >= 2)
-      return measure(function, problem,
-                     getMeasured(problem, planner.getCandidates(), planLimit),
-                     /*onPlans=*/true, points);
+                              const BudgetPlanner &planner,
+                              unsigned memoryPlanLimit,
+                              SmallVectorImpl<MeasuredMarking> &points) {
+    if (memoryPlanLimit >= 2)
+      return measure(
+          function, problem,
+          getMeasured(problem, planner.getCandidates(), memoryPlanLimit),
+          /*onMemoryPlans=*/true, points);
     SmallVector<Marking> markings = {Marking(problem.size())};
     llvm::append_range(markings, getPolicyMarkings(problem));
-    (void)measure(function, problem, std::move(markings), /*onPlans=*/false,
-                  points);
-    for (const PlanPoint &point : planner.getCandidates())
+    (void)measure(function, problem, std::move(markings),
+                  /*onMemoryPlans=*/false, points);
+    for (const MeasuredMarking &point : planner.getCandidates())
       points.push_back(point);
     return success();
   }
@@ -194,28 +198,28 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
   /// Measures on their memory plans the sequential markings (2 to 64
   /// segments) not in `points` that could answer the budget more cheaply
   /// than `best` (fewer recompute FLOPs on the model; all without a
-  /// `best`), within the work left to plans beyond the `planLimit` already
-  /// measured: sequential(N)'s planned peak can be below every marking the
-  /// model's front led to, and the answer is never to be above another
+  /// `best`), within the work left to plans beyond the `memoryPlanLimit`
+  /// already measured: sequential(N)'s planned peak can be below every marking
+  /// the model's front led to, and the answer is never to be above another
   /// policy's. The model's FLOPs of a marking the search evaluated are
   /// looked up in `planner`, not measured again.
   LogicalResult measureSequential(func::FuncOp function,
                                   const MarkingProblem &problem,
                                   const BudgetPlanner &planner,
-                                  const PlanPoint *best, unsigned planLimit,
-                                  size_t ops,
-                                  SmallVectorImpl<PlanPoint> &points) {
+                                  const MeasuredMarking *best,
+                                  unsigned memoryPlanLimit, size_t ops,
+                                  SmallVectorImpl<MeasuredMarking> &points) {
     uint64_t room = static_cast<uint64_t>(planWork) / ops;
-    if (room <= planLimit)
+    if (room <= memoryPlanLimit)
       return success();
-    room -= planLimit;
+    room -= memoryPlanLimit;
     int64_t bound =
         best ? best->cost.recomputeFlops : std::numeric_limits<int64_t>::max();
     std::set<Marking> seen;
-    for (const PlanPoint &point : points)
+    for (const MeasuredMarking &point : points)
       seen.insert(point.marking);
     std::map<Marking, int64_t> modelFlops;
-    for (const PlanPoint &point : planner.getCandidates())
+    for (const MeasuredMarking &point : planner.getCandidates())
       modelFlops.try_emplace(point.marking, point.cost.recomputeFlops);
     // The unseen sequential markings, and the model's FLOPs of those the
     // search did not evaluate, all at once.
@@ -241,8 +245,8 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
       --room;
       cheaper.push_back(std::move(marking));
     }
-    return measure(function, problem, std::move(cheaper), /*onPlans=*/true,
-                   points);
+    return measure(function, problem, std::move(cheaper),
+                   /*onMemoryPlans=*/true, points);
   }
 
   /// The budget the options ask for, in the bytes of `points` (whose first
@@ -250,12 +254,12 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
   /// or a point between `lowest`, the lowest peak of `points`, and the top
   /// of the scale: the lower of the unmarked peak and the peak of `cheap`,
   /// if measured.
-  int64_t computeBudget(ArrayRef<PlanPoint> points, const Marking &cheap,
+  int64_t computeBudget(ArrayRef<MeasuredMarking> points, const Marking &cheap,
                         int64_t &lowest) {
     int64_t unmarked = points.front().cost.peakBytes;
     int64_t top = unmarked;
     lowest = unmarked;
-    for (const PlanPoint &point : points) {
+    for (const MeasuredMarking &point : points) {
       lowest = std::min(lowest, point.cost.peakBytes);
       if (point.marking == cheap)
         top = std::min(top, point.cost.peakBytes);
@@ -273,20 +277,21 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
   /// memory plans (getMeasured) and returns the cheapest within the budget,
   /// which is read in the plans' bytes; on the model's bytes for a step too
   /// large to measure plans of (kPlanWork).
-  FailureOr<PlannedPoint> planBudget(func::FuncOp function,
-                                     const MarkingProblem &problem,
-                                     raw_ostream &os) {
+  FailureOr<ChosenMarking> planBudget(func::FuncOp function,
+                                      const MarkingProblem &problem,
+                                      raw_ostream &os) {
     BudgetPlanner planner(problem);
     numEvaluated += planner.getNumEvaluations();
     size_t ops = std::max<size_t>(problem.getNumFunctionOps(), 1);
     // Each plan bufferizes the whole step: at most plan-work / ops of them,
     // so that a step's plans cost about one bufferization of plan-work ops
     // whatever its size; with room for fewer than two, none.
-    unsigned planLimit =
+    unsigned memoryPlanLimit =
         std::min<size_t>(planCandidates, static_cast<size_t>(planWork) / ops);
-    bool onPlans = planLimit >= 2;
-    SmallVector<PlanPoint> points;
-    if (failed(measurePoints(function, problem, planner, planLimit, points)))
+    bool onMemoryPlans = memoryPlanLimit >= 2;
+    SmallVector<MeasuredMarking> points;
+    if (failed(
+            measurePoints(function, problem, planner, memoryPlanLimit, points)))
       return failure();
     // The top of the budget-between scale: the lower of the unmarked peak
     // and the peak with only the cheap ops recomputed (planHeavySaved), as
@@ -294,20 +299,21 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     // pointwise ops where that saves memory.
     Marking cheap = planHeavySaved(problem);
     if (budgetBetween.hasValue() &&
-        llvm::none_of(
-            points,
-            [&](const PlanPoint &point) { return point.marking == cheap; }) &&
-        failed(measure(function, problem, {cheap}, onPlans, points)))
+        llvm::none_of(points,
+                      [&](const MeasuredMarking &point) {
+                        return point.marking == cheap;
+                      }) &&
+        failed(measure(function, problem, {cheap}, onMemoryPlans, points)))
       return failure();
     int64_t lowest;
     int64_t budget = computeBudget(points, cheap, lowest);
-    const PlanPoint *best = findCheapestWithin(points, budget);
-    if (onPlans) {
-      if (failed(measureSequential(function, problem, planner, best, planLimit,
-                                   ops, points)))
+    const MeasuredMarking *best = findCheapestWithin(points, budget);
+    if (onMemoryPlans) {
+      if (failed(measureSequential(function, problem, planner, best,
+                                   memoryPlanLimit, ops, points)))
         return failure();
       best = findCheapestWithin(points, budget);
-      for (const PlanPoint &point : points)
+      for (const MeasuredMarking &point : points)
         lowest = std::min(lowest, point.cost.peakBytes);
     }
     if (!best) {
@@ -319,25 +325,25 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
       return failure();
     }
     os << ", budget " << budget << " bytes (";
-    if (onPlans)
+    if (onMemoryPlans)
       os << points.size() << " markings measured on their memory plans, ";
     else
       os << "decided on the model: plans are measured for steps of up to "
          << planWork / 2 << " ops, this one has " << ops << "; ";
     os << planner.getNumEvaluations() << " on the model"
        << (planner.isExact() ? ", every one-segment marking" : "") << ")";
-    return PlannedPoint{best->marking, best->cost, budget};
+    return ChosenMarking{best->marking, best->cost, budget};
   }
 
   /// Checks the options once per pipeline, before any function is visited
   /// (also when there is none), however the pass was created, and builds
-  /// the plan pipeline.
+  /// the memory-plan pipeline.
   LogicalResult initialize(MLIRContext *context) override {
     std::string error = checkOptions();
     if (!error.empty())
       return emitError(UnknownLoc::get(context)) << "-remat-mark: " << error;
     if (policy != MarkPolicy::Annotations || dropRaisingSegments)
-      plans.initialize(context, planPipeline);
+      memoryPlans.initialize(context, planPipeline);
     return success();
   }
 
@@ -368,7 +374,7 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
 
     Marking marking;
     SmallVector<bool> saveInSegment;
-    std::optional<PlanCost> budgetCost;
+    std::optional<StepCost> budgetCost;
     std::optional<int64_t> plannedBudget;
     std::string detail;
     llvm::raw_string_ostream os(detail);
@@ -386,7 +392,7 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
         names.insert(name);
       marking = planSelective(*problem, ops, names, saveInSegment);
     } else {
-      FailureOr<PlannedPoint> chosen = planBudget(function, *problem, os);
+      FailureOr<ChosenMarking> chosen = planBudget(function, *problem, os);
       if (failed(chosen))
         return failure();
       marking = chosen->marking;
@@ -394,7 +400,7 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
       plannedBudget = chosen->budget;
     }
 
-    std::optional<PlanCost> cost = budgetCost;
+    std::optional<StepCost> cost = budgetCost;
     if (predict && !cost)
       cost = predictCost(function, *problem, marking);
     problem->apply(marking, saveInSegment);
@@ -417,17 +423,17 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
       for (size_t depth = 1; depth <= path.size(); ++depth)
         used.insert(SegmentPath(path.begin(), path.begin() + depth));
     }
-    // The plan, for -remat-report.
+    // The marking, for -remat-report.
     std::optional<int64_t> peak, flops;
     if (cost) {
       peak = cost->peakBytes;
       flops = cost->recomputeFlops;
     }
-    function->setAttr(RematDialect::kPlanAttrName,
-                      PlanAttr::get(function.getContext(),
-                                    stringifyMarkPolicy(policy), used.size(),
-                                    peak, flops, plannedBudget,
-                                    /*lowerBound=*/std::nullopt));
+    function->setAttr(RematDialect::kMarkingAttrName,
+                      MarkingAttr::get(function.getContext(),
+                                       stringifyMarkPolicy(policy), used.size(),
+                                       peak, flops, plannedBudget,
+                                       /*lowerBound=*/std::nullopt));
     // On the location, not the op: an op's diagnostics print the whole
     // function after the message.
     InFlightDiagnostic remark = emitRemark(function.getLoc());
@@ -441,11 +447,11 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
   }
 
   /// The cost of `function` as its marks stand, on its memory plan; the
-  /// model's measure when the plan cannot be made.
-  std::optional<PlanCost> predictMarked(func::FuncOp function) {
+  /// model's measure when the memory plan cannot be made.
+  std::optional<StepCost> predictMarked(func::FuncOp function) {
     std::string error;
-    FailureOr<PlanCost> cost = planCheckpointedCopy(
-        function, [](FunctionOpInterface) {}, plans,
+    FailureOr<StepCost> cost = measureCheckpointedCopy(
+        function, [](FunctionOpInterface) {}, memoryPlans,
         mustKeepReturnedBuffers(function), error);
     if (succeeded(cost))
       return *cost;
@@ -460,8 +466,8 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
   /// says what it dropped in a remark. Returns whether it dropped any.
   FailureOr<bool> dropSegmentsRaisingPeak(func::FuncOp function) {
     std::string error;
-    FailureOr<std::optional<SegmentEffects>> measured =
-        measureSegmentEffects(function, plans, /*measureUnmarked=*/true, error);
+    FailureOr<std::optional<SegmentEffects>> measured = measureSegmentEffects(
+        function, memoryPlans, /*measureUnmarked=*/true, error);
     if (failed(measured))
       return function.emitError()
              << "-remat-mark: no memory plan of the step: " << error;
@@ -487,7 +493,7 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     bool all = false;
     if (!drop.empty() && drop.size() < effects.alone.size()) {
       unmark(drop);
-      std::optional<PlanCost> rest = predictMarked(function);
+      std::optional<StepCost> rest = predictMarked(function);
       if (!rest)
         return failure();
       kept = rest->peakBytes;
@@ -526,18 +532,18 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
   void nameSegmentsRaisingPeak(func::FuncOp function, int64_t peak) {
     // One plan first (the unmarked step), the segments' only on a rise.
     std::string error;
-    FailureOr<PlanCost> unmarked = planCheckpointedCopy(
+    FailureOr<StepCost> unmarked = measureCheckpointedCopy(
         function,
         [](FunctionOpInterface copy) {
           copy.getFunctionBody().walk([](Operation *op) {
             op->removeAttr(RematDialect::kSegmentAttrName);
           });
         },
-        plans, mustKeepReturnedBuffers(function), error);
+        memoryPlans, mustKeepReturnedBuffers(function), error);
     if (failed(unmarked) || peak <= unmarked->peakBytes)
       return;
-    FailureOr<std::optional<SegmentEffects>> measured =
-        measureSegmentEffects(function, plans, /*measureUnmarked=*/true, error);
+    FailureOr<std::optional<SegmentEffects>> measured = measureSegmentEffects(
+        function, memoryPlans, /*measureUnmarked=*/true, error);
     if (failed(measured) || !*measured)
       return;
     const SegmentEffects &effects = **measured;
@@ -551,8 +557,8 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     remark << "; drop-raising-segments=true unmarks what raises it";
   }
 
-  /// The plan pipeline, built in initialize().
-  PlanPipeline plans;
+  /// The memory-plan pipeline, built in initialize().
+  MemoryPlanPipeline memoryPlans;
 };
 
 } // namespace

@@ -392,27 +392,33 @@ void MarkingProblem::writeMarks(Block &body, ArrayRef<SegmentPath> marking,
   }
 }
 
-FailureOr<PlanCost> planCheckpointedCopy(
+/// measureRewrittenCopies of `count` markings of `function`, the i-th
+/// written on its copy by `mark(i, copy)`, each checkpointed by
+/// -remat-checkpoint's own rewrite.
+static SmallVector<MeasuredCost>
+measureCheckpointedCopies(FunctionOpInterface function, size_t count,
+                          function_ref<void(size_t, FunctionOpInterface)> mark,
+                          const MemoryPlanPipeline &pipeline,
+                          bool keepReturned) {
+  return measureRewrittenCopies(
+      function, count,
+      [&](size_t index, FunctionOpInterface copy) {
+        mark(index, copy);
+        applyCheckpointPlan(CheckpointPlan::compute(copy));
+      },
+      pipeline, keepReturned);
+}
+
+FailureOr<StepCost> measureCheckpointedCopy(
     FunctionOpInterface function, function_ref<void(FunctionOpInterface)> mark,
-    const PlanPipeline &pipeline, bool keepReturned, std::string &error) {
-  OwningOpRef<ModuleOp> copy = copyForPlanning(function);
-  if (!copy) {
-    error = "the function is not in a module";
-    return failure();
-  }
-  auto copyFunction =
-      cast<FunctionOpInterface>(copy->lookupSymbol(function.getNameAttr()));
-  mark(copyFunction);
-  applyCheckpointPlan(CheckpointPlan::compute(copyFunction));
-  PlanCost cost;
-  cost.recomputeFlops =
-      countStepFlops(getBackwardOp(copyFunction.getFunctionBody())).recompute;
-  FailureOr<StepMemoryPlan> plan =
-      pipeline.plan(*copy, function.getName(), keepReturned, error);
-  if (failed(plan))
-    return failure();
-  cost.peakBytes = plan->peakBytes;
-  return cost;
+    const MemoryPlanPipeline &pipeline, bool keepReturned, std::string &error) {
+  return measureRewrittenCopy(
+      function,
+      [&](FunctionOpInterface copy) {
+        mark(copy);
+        applyCheckpointPlan(CheckpointPlan::compute(copy));
+      },
+      pipeline, keepReturned, error);
 }
 
 /// The first op of each top-level checkpoint segment of `function`, by
@@ -439,7 +445,7 @@ getSegmentsToCheckpoint(FunctionOpInterface function) {
 }
 
 FailureOr<std::optional<SegmentEffects>>
-measureSegmentEffects(func::FuncOp function, const PlanPipeline &pipeline,
+measureSegmentEffects(func::FuncOp function, const MemoryPlanPipeline &pipeline,
                       bool measureUnmarked, std::string &error) {
   std::map<int64_t, Operation *> segments = getSegmentsToCheckpoint(function);
   if (segments.empty())
@@ -452,47 +458,43 @@ measureSegmentEffects(func::FuncOp function, const PlanPipeline &pipeline,
   which.push_back({Keep::All, 0});
   for (auto &entry : segments)
     which.push_back({Keep::One, entry.first});
-  bool keepReturned = mustKeepReturnedBuffers(function);
-  SmallVector<FailureOr<PlanCost>> costs(which.size(), failure());
-  SmallVector<std::string> errors(which.size());
-  parallelFor(function->getContext(), 0, which.size(), [&](size_t i) {
-    Keep keep = which[i].first;
-    int64_t only = which[i].second;
-    costs[i] = planCheckpointedCopy(
-        function,
-        [&](FunctionOpInterface copy) {
-          if (keep == Keep::All)
-            return;
-          copy.getFunctionBody().walk([&](Operation *op) {
-            SmallVector<int64_t, 2> path = getSegmentPath(op);
-            if (!path.empty() && (keep == Keep::None || path.front() != only))
-              op->removeAttr(RematDialect::kSegmentAttrName);
-          });
-        },
-        pipeline, keepReturned, errors[i]);
-  });
+  SmallVector<MeasuredCost> costs = measureCheckpointedCopies(
+      function, which.size(),
+      [&](size_t i, FunctionOpInterface copy) {
+        Keep keep = which[i].first;
+        int64_t only = which[i].second;
+        if (keep == Keep::All)
+          return;
+        copy.getFunctionBody().walk([&](Operation *op) {
+          SmallVector<int64_t, 2> path = getSegmentPath(op);
+          if (!path.empty() && (keep == Keep::None || path.front() != only))
+            op->removeAttr(RematDialect::kSegmentAttrName);
+        });
+      },
+      pipeline, mustKeepReturnedBuffers(function));
   SegmentEffects effects;
-  for (auto [i, cost] : llvm::enumerate(costs)) {
-    if (failed(cost)) {
-      error = errors[i];
+  for (auto [i, result] : llvm::enumerate(costs)) {
+    if (!result.cost) {
+      error = result.error;
       return failure();
     }
+    int64_t peak = result.cost->peakBytes;
     auto [keep, only] = which[i];
     if (keep == Keep::None)
-      effects.unmarkedPeak = cost->peakBytes;
+      effects.unmarkedPeak = peak;
     else if (keep == Keep::All)
-      effects.allPeak = cost->peakBytes;
+      effects.allPeak = peak;
     else
-      effects.alone[only] = {segments[only], cost->peakBytes};
+      effects.alone[only] = {segments[only], peak};
   }
   return std::optional<SegmentEffects>(std::move(effects));
 }
 
-FailureOr<PlanCost>
-MarkingProblem::evaluatePlanned(ArrayRef<SegmentPath> marking,
-                                const PlanPipeline &pipeline,
-                                std::string &error) const {
-  return planCheckpointedCopy(
+FailureOr<StepCost>
+MarkingProblem::measureOnMemoryPlan(ArrayRef<SegmentPath> marking,
+                                    const MemoryPlanPipeline &pipeline,
+                                    std::string &error) const {
+  return measureCheckpointedCopy(
       function,
       [&](FunctionOpInterface copy) {
         writeMarks(copy.getFunctionBody().front(), marking, {});
@@ -500,27 +502,24 @@ MarkingProblem::evaluatePlanned(ArrayRef<SegmentPath> marking,
       pipeline, keepReturnedBuffers, error);
 }
 
-SmallVector<MarkingProblem::PlannedCost>
-MarkingProblem::evaluatePlannedAll(ArrayRef<Marking> markings,
-                                   const PlanPipeline &pipeline) const {
-  SmallVector<PlannedCost> results(markings.size());
-  parallelFor(function->getContext(), 0, markings.size(), [&](size_t index) {
-    PlannedCost &result = results[index];
-    FailureOr<PlanCost> cost =
-        evaluatePlanned(markings[index], pipeline, result.error);
-    if (succeeded(cost))
-      result.cost = *cost;
-  });
-  return results;
+SmallVector<MeasuredCost>
+MarkingProblem::measureOnMemoryPlans(ArrayRef<Marking> markings,
+                                     const MemoryPlanPipeline &pipeline) const {
+  return measureCheckpointedCopies(
+      function, markings.size(),
+      [&](size_t index, FunctionOpInterface copy) {
+        writeMarks(copy.getFunctionBody().front(), markings[index], {});
+      },
+      pipeline, keepReturnedBuffers);
 }
 
-PlanCost MarkingProblem::evaluate(ArrayRef<SegmentPath> marking) const {
+StepCost MarkingProblem::evaluate(ArrayRef<SegmentPath> marking) const {
   Operation *copy = function->clone();
   auto copyFunction = cast<FunctionOpInterface>(copy);
   writeMarks(copyFunction.getFunctionBody().front(), marking, {});
   applyCheckpointPlan(CheckpointPlan::compute(copyFunction));
 
-  PlanCost cost;
+  StepCost cost;
   // build() checked that the function has static shapes.
   cost.peakBytes = computeMemoryProfile(copyFunction)->peakBytes;
   cost.recomputeFlops =
@@ -529,9 +528,9 @@ PlanCost MarkingProblem::evaluate(ArrayRef<SegmentPath> marking) const {
   return cost;
 }
 
-SmallVector<PlanCost>
+SmallVector<StepCost>
 MarkingProblem::evaluateAll(ArrayRef<Marking> markings) const {
-  SmallVector<PlanCost> costs(markings.size());
+  SmallVector<StepCost> costs(markings.size());
   parallelFor(function->getContext(), 0, markings.size(),
               [&](size_t index) { costs[index] = evaluate(markings[index]); });
   return costs;
@@ -655,7 +654,7 @@ namespace {
 class CandidatePool {
 public:
   CandidatePool(const MarkingProblem &problem,
-                SmallVectorImpl<PlanPoint> &candidates, size_t limit)
+                SmallVectorImpl<MeasuredMarking> &candidates, size_t limit)
       : problem(problem), candidates(candidates), limit(limit) {}
 
   /// Measures `marking` and adds it; returns false, measuring nothing, if it
@@ -663,7 +662,7 @@ public:
   bool tryAdd(Marking marking) {
     if (isFull() || !seen.insert(marking).second)
       return false;
-    PlanCost cost = problem.evaluate(marking);
+    StepCost cost = problem.evaluate(marking);
     candidates.push_back({std::move(marking), cost});
     return true;
   }
@@ -679,7 +678,7 @@ public:
       if (seen.insert(marking).second)
         fresh.push_back(std::move(marking));
     }
-    SmallVector<PlanCost> costs = problem.evaluateAll(fresh);
+    SmallVector<StepCost> costs = problem.evaluateAll(fresh);
     for (auto [marking, cost] : llvm::zip_equal(fresh, costs))
       candidates.push_back({std::move(marking), cost});
     return fresh.size();
@@ -688,11 +687,11 @@ public:
   bool isFull() const { return candidates.size() >= limit; }
   size_t getLimit() const { return limit; }
   const MarkingProblem &getProblem() const { return problem; }
-  ArrayRef<PlanPoint> getCandidates() const { return candidates; }
+  ArrayRef<MeasuredMarking> getCandidates() const { return candidates; }
 
 private:
   const MarkingProblem &problem;
-  SmallVectorImpl<PlanPoint> &candidates;
+  SmallVectorImpl<MeasuredMarking> &candidates;
   size_t limit;
   std::set<Marking> seen;
 };
@@ -786,12 +785,12 @@ static void addHeuristicPlans(CandidatePool &pool) {
 /// candidates by peak (then FLOPs), the first one that recomputes fewer FLOPs
 /// than every lower-peak one, recomputes some, and is not in `refined`.
 static std::optional<size_t>
-findUnrefinedParetoPoint(ArrayRef<PlanPoint> candidates,
+findUnrefinedParetoPoint(ArrayRef<MeasuredMarking> candidates,
                          const std::set<Marking> &refined) {
   SmallVector<size_t, 0> byPeak(candidates.size());
   std::iota(byPeak.begin(), byPeak.end(), 0);
   llvm::sort(byPeak, [&](size_t a, size_t b) {
-    const PlanCost &x = candidates[a].cost, &y = candidates[b].cost;
+    const StepCost &x = candidates[a].cost, &y = candidates[b].cost;
     return std::make_tuple(x.peakBytes, x.recomputeFlops, a) <
            std::make_tuple(y.peakBytes, y.recomputeFlops, b);
   });
@@ -819,7 +818,7 @@ static void refineParetoFront(CandidatePool &pool) {
     if (!next)
       break;
     Marking current = pool.getCandidates()[*next].marking;
-    PlanCost currentCost = pool.getCandidates()[*next].cost;
+    StepCost currentCost = pool.getCandidates()[*next].cost;
     refined.insert(current);
     SmallVector<size_t, 0> marked;
     for (size_t i = 0; i < n; ++i)
@@ -837,7 +836,7 @@ static void refineParetoFront(CandidatePool &pool) {
       trial[i].clear();
       if (!pool.tryAdd(trial))
         continue;
-      const PlanCost &trialCost = pool.getCandidates().back().cost;
+      const StepCost &trialCost = pool.getCandidates().back().cost;
       if (trialCost.peakBytes <= currentCost.peakBytes) {
         current = std::move(trial);
         currentCost = trialCost;
@@ -874,23 +873,18 @@ BudgetPlanner::BudgetPlanner(const MarkingProblem &problem,
 
   unmarkedPeak = candidates.front().cost.peakBytes;
   minPeak = unmarkedPeak;
-  for (const PlanPoint &point : candidates)
+  for (const MeasuredMarking &point : candidates)
     minPeak = std::min(minPeak, point.cost.peakBytes);
   peakLowerBound = exhaustive ? minPeak : problem.getRelaxationPeakBound();
 }
 
-const PlanPoint *findCheapestWithin(ArrayRef<PlanPoint> points,
-                                    int64_t budget) {
-  const PlanPoint *best = nullptr;
-  for (const PlanPoint &point : points) {
-    if (point.cost.peakBytes > budget)
-      continue;
-    if (!best ||
-        std::make_pair(point.cost.recomputeFlops, point.cost.peakBytes) <
-            std::make_pair(best->cost.recomputeFlops, best->cost.peakBytes))
-      best = &point;
-  }
-  return best;
+const MeasuredMarking *findCheapestWithin(ArrayRef<MeasuredMarking> points,
+                                          int64_t budget) {
+  SmallVector<StepCost> costs;
+  for (const MeasuredMarking &point : points)
+    costs.push_back(point.cost);
+  std::optional<size_t> best = findCheapestWithin(costs, budget);
+  return best ? &points[*best] : nullptr;
 }
 
 /// The best of the relaxation's rows' fractional knapsack bounds: a row
@@ -941,12 +935,12 @@ const BudgetAnswer &BudgetPlanner::answer(int64_t budget) {
   BudgetAnswer &result = it->second;
   if (!inserted)
     return result;
-  if (const PlanPoint *best = findCheapestWithin(candidates, budget))
-    result.plan = *best;
+  if (const MeasuredMarking *best = findCheapestWithin(candidates, budget))
+    result.best = *best;
   if (exhaustive) {
     result.method = BudgetMethod::Exhaustive;
-    result.provenInfeasible = !result.plan;
-    result.lowerBound = result.plan ? result.plan->cost.recomputeFlops : 0;
+    result.provenInfeasible = !result.best;
+    result.lowerBound = result.best ? result.best->cost.recomputeFlops : 0;
     return result;
   }
   bool infeasible = false;
@@ -956,7 +950,7 @@ const BudgetAnswer &BudgetPlanner::answer(int64_t budget) {
     result.note = "the relaxation proves it infeasible";
     return result;
   }
-  if (result.plan && result.plan->cost.recomputeFlops <= result.lowerBound) {
+  if (result.best && result.best->cost.recomputeFlops <= result.lowerBound) {
     result.method = BudgetMethod::Bound;
     result.note = "the pool's best meets the relaxation's bound";
     return result;
@@ -1087,12 +1081,12 @@ void BudgetPlanner::solveIlp(int64_t budget, BudgetAnswer &result) {
   glp_term_out(GLP_OFF);
   IlpMaster master(problem);
   master.addRelaxationRows(budget);
-  if (result.plan)
-    master.addCutoff(result.plan->cost.recomputeFlops);
+  if (result.best)
+    master.addCutoff(result.best->cost.recomputeFlops);
 
   auto started = std::chrono::steady_clock::now();
   std::set<Marking> measured;
-  for (const PlanPoint &point : candidates)
+  for (const MeasuredMarking &point : candidates)
     measured.insert(point.marking);
   while (true) {
     auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -1108,9 +1102,9 @@ void BudgetPlanner::solveIlp(int64_t budget, BudgetAnswer &result) {
       // Nothing cheaper than the incumbent fits: it is optimal, or, without
       // one, the budget is infeasible.
       result.method = BudgetMethod::Ilp;
-      result.provenInfeasible = !result.plan;
-      if (result.plan)
-        result.lowerBound = result.plan->cost.recomputeFlops;
+      result.provenInfeasible = !result.best;
+      if (result.best)
+        result.lowerBound = result.best->cost.recomputeFlops;
       return;
     }
     if (error != 0 || status != GLP_OPT) {
@@ -1128,13 +1122,13 @@ void BudgetPlanner::solveIlp(int64_t budget, BudgetAnswer &result) {
       return;
     }
     Marking marking = master.getSolution();
-    PlanCost cost = problem.evaluate(marking);
+    StepCost cost = problem.evaluate(marking);
     ++result.evaluations;
     if (measured.insert(marking).second)
       candidates.push_back({marking, cost});
     if (cost.peakBytes <= budget) {
       // Measured FLOPs <= the master's objective <= the optimum.
-      result.plan = PlanPoint{marking, cost};
+      result.best = MeasuredMarking{marking, cost};
       result.lowerBound = cost.recomputeFlops;
       result.method = BudgetMethod::Ilp;
       return;

@@ -216,10 +216,12 @@ static llvm::json::Array reportSegments(const SegmentTable &segments,
   return segmentArray;
 }
 
-/// The plan -remat-mark chose for `function`, as it predicted it, if any.
+/// The marking -remat-mark chose for `function`, as it predicted it, if
+/// any.
 static std::optional<llvm::json::Object>
-reportMarkPlan(FunctionOpInterface function) {
-  auto plan = function->getAttrOfType<PlanAttr>(RematDialect::kPlanAttrName);
+reportMarking(FunctionOpInterface function) {
+  auto plan =
+      function->getAttrOfType<MarkingAttr>(RematDialect::kMarkingAttrName);
   if (!plan)
     return std::nullopt;
   llvm::json::Object planObject{{"policy", plan.getPolicy().str()},
@@ -241,12 +243,13 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
 
   void getDependentDialects(DialectRegistry &registry) const override {
     registerCostModelExternalModels(registry);
-    addPlanPipelineDialects(getPlanPipeline(planPipeline), registry);
+    addMemoryPlanPipelineDialects(getMemoryPlanPipeline(planPipeline),
+                                  registry);
   }
 
   LogicalResult initialize(MLIRContext *context) override {
     if (planPipeline != "none")
-      plans.initialize(context, getPlanPipeline(planPipeline));
+      memoryPlans.initialize(context, getMemoryPlanPipeline(planPipeline));
     return success();
   }
 
@@ -260,7 +263,7 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
                          llvm::json::Object &report) {
     std::string error;
     FailureOr<std::optional<SegmentEffects>> measured = measureSegmentEffects(
-        function, plans, /*measureUnmarked=*/false, error);
+        function, memoryPlans, /*measureUnmarked=*/false, error);
     if (failed(measured)) {
       function.emitWarning()
           << "-remat-report: no memory plan of the checkpointed step: "
@@ -298,8 +301,8 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
 
   /// Adds the memory plan's figures to `totals`; without one, the static
   /// peak is the model's and a warning says why.
-  void addPlanFigures(FunctionOpInterface function, int64_t modelPeak,
-                      llvm::json::Object &report) {
+  void addMemoryPlanFigures(FunctionOpInterface function, int64_t modelPeak,
+                            llvm::json::Object &report) {
     llvm::json::Object &totals = *report.getObject("totals");
     totals["static_peak_bytes"] = modelPeak;
     totals["static_peak_source"] = "model";
@@ -308,7 +311,7 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
       return;
     std::string error;
     FailureOr<StepMemoryPlan> plan =
-        computeStepMemoryPlan(func, getPlanPipeline(planPipeline), error);
+        computeStepMemoryPlan(func, getMemoryPlanPipeline(planPipeline), error);
     if (failed(plan)) {
       function.emitWarning()
           << "-remat-report: no memory plan, the static peak is the model's: "
@@ -392,8 +395,8 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
         {"loop_saved_bytes", loopSavedBytes},
         {"loop_recompute_flops", loopRecomputeFlops},
     };
-    addPlanFigures(function, profile->peakBytes, report);
-    if (std::optional<llvm::json::Object> plan = reportMarkPlan(function))
+    addMemoryPlanFigures(function, profile->peakBytes, report);
+    if (std::optional<llvm::json::Object> plan = reportMarking(function))
       report["plan"] = std::move(*plan);
     return report;
   }
@@ -518,8 +521,8 @@ struct RematReportPass : remat::impl::RematReportPassBase<RematReportPass> {
     }
   }
 
-  /// The plan pipeline, parsed once in initialize().
-  PlanPipeline plans;
+  /// The memory-plan pipeline, parsed once in initialize().
+  MemoryPlanPipeline memoryPlans;
 };
 
 } // namespace

@@ -176,7 +176,7 @@ std::string describe(ArrayRef<ChainStage> stages) {
 /// The fewest recompute FLOPs seen at each exact peak.
 using BestByPeak = std::map<int64_t, int64_t>;
 
-void record(BestByPeak &best, PlanCost cost) {
+void record(BestByPeak &best, StepCost cost) {
   auto [it, inserted] = best.try_emplace(cost.peakBytes, cost.recomputeFlops);
   if (!inserted)
     it->second = std::min(it->second, cost.recomputeFlops);
@@ -196,7 +196,7 @@ BudgetOptions chainProgramOnly() {
 /// Empty if the chain model's cost of `paths` is `measured`; else what
 /// differs, with the plan and the model.
 std::string modelMismatch(ArrayRef<ChainStage> stages,
-                          ArrayRef<SegmentPath> paths, PlanCost measured) {
+                          ArrayRef<SegmentPath> paths, StepCost measured) {
   std::optional<ChainPlan> model = evaluateChainPlan(stages, paths);
   if (model && model->peakBytes == measured.peakBytes &&
       model->recomputeFlops == measured.recomputeFlops)
@@ -254,7 +254,7 @@ protected:
 
   /// The reference cost of recomputing the forward ops in `mask` (one
   /// segment): the real -remat-checkpoint pass on a copy, then the profile.
-  PlanCost reference(ModuleOp module, uint64_t mask) {
+  StepCost reference(ModuleOp module, uint64_t mask) {
     Marking marking;
     auto function = *module.getOps<func::FuncOp>().begin();
     for (Operation &op : function.getBody().front()) {
@@ -267,7 +267,7 @@ protected:
   }
 
   /// The same for a segment path per forward op (empty: saved).
-  PlanCost reference(ModuleOp module, ArrayRef<SegmentPath> marking) {
+  StepCost reference(ModuleOp module, ArrayRef<SegmentPath> marking) {
     OwningOpRef<ModuleOp> copy = module.clone();
     auto function = *copy->getOps<func::FuncOp>().begin();
     unsigned index = 0;
@@ -280,7 +280,7 @@ protected:
     PassManager pm(&context);
     pm.addNestedPass<func::FuncOp>(createRematCheckpointPass());
     EXPECT_TRUE(succeeded(pm.run(*copy)));
-    PlanCost cost;
+    StepCost cost;
     cost.peakBytes = computeMemoryProfile(function)->peakBytes;
     getBackwardOp(function.getBody()).getBody().walk([&](Operation *op) {
       if (op->hasAttr(RematDialect::kCloneOfAttrName))
@@ -310,11 +310,11 @@ TEST_F(PlannerTest, BudgetEqualsBruteForceAndIsMonotone) {
     // Every forward op here is a decision: no constants, no empties.
     ASSERT_EQ(problem->size(), static_cast<size_t>(n)) << source;
 
-    std::vector<PlanCost> table;
+    std::vector<StepCost> table;
     for (uint64_t mask = 0; mask < (uint64_t(1) << n); ++mask)
       table.push_back(reference(*module, mask));
     std::set<int64_t> peaks;
-    for (const PlanCost &cost : table)
+    for (const StepCost &cost : table)
       peaks.insert(cost.peakBytes);
 
     // How often the chain model predicts the measured cost of its own plans.
@@ -322,7 +322,7 @@ TEST_F(PlannerTest, BudgetEqualsBruteForceAndIsMonotone) {
       SmallVector<size_t> firstOp;
       std::vector<ChainStage> stages = problem->getChain(64, firstOp);
       for (const ChainPlan &plan : ChainPlanner(stages).getFront(64)) {
-        PlanCost cost =
+        StepCost cost =
             problem->evaluate(Marking(plan.paths.begin(), plan.paths.end()));
         EXPECT_EQ(cost.recomputeFlops, plan.recomputeFlops) << source;
         ++chainPlans;
@@ -360,10 +360,10 @@ TEST_F(PlannerTest, BudgetEqualsBruteForceAndIsMonotone) {
     int64_t previousHeuristic = std::numeric_limits<int64_t>::max();
     for (int64_t budget : peaks) {
       int64_t optimum = std::numeric_limits<int64_t>::max();
-      for (const PlanCost &cost : table)
+      for (const StepCost &cost : table)
         if (cost.peakBytes <= budget)
           optimum = std::min(optimum, cost.recomputeFlops);
-      std::optional<PlanPoint> plan = exact.solve(budget);
+      std::optional<MeasuredMarking> plan = exact.solve(budget);
       ASSERT_TRUE(plan) << source << "budget " << budget;
       EXPECT_LE(plan->cost.recomputeFlops, optimum)
           << source << "budget " << budget;
@@ -387,14 +387,14 @@ TEST_F(PlannerTest, BudgetEqualsBruteForceAndIsMonotone) {
       if (hasIlpSolver()) {
         const BudgetAnswer &solved = ilp.answer(budget);
         EXPECT_LE(solved.lowerBound, optimum) << source << "budget " << budget;
-        if (solved.plan) {
-          EXPECT_LE(solved.plan->cost.peakBytes, budget);
-          EXPECT_GE(solved.plan->cost.recomputeFlops, optimum);
+        if (solved.best) {
+          EXPECT_LE(solved.best->cost.peakBytes, budget);
+          EXPECT_GE(solved.best->cost.recomputeFlops, optimum);
         }
         if (solved.method == BudgetMethod::Ilp ||
             solved.method == BudgetMethod::Bound) {
-          ASSERT_TRUE(solved.plan) << source << "budget " << budget;
-          EXPECT_EQ(solved.plan->cost.recomputeFlops, optimum)
+          ASSERT_TRUE(solved.best) << source << "budget " << budget;
+          EXPECT_EQ(solved.best->cost.recomputeFlops, optimum)
               << source << "budget " << budget;
           EXPECT_EQ(solved.lowerBound, optimum);
           ++ilpClosed;
@@ -405,13 +405,13 @@ TEST_F(PlannerTest, BudgetEqualsBruteForceAndIsMonotone) {
       // The heuristic mode's bound is proven: never above the optimum.
       const BudgetAnswer &guessed = heuristic.answer(budget);
       EXPECT_LE(guessed.lowerBound, optimum) << source << "budget " << budget;
-      if (guessed.plan)
-        EXPECT_LE(guessed.lowerBound, guessed.plan->cost.recomputeFlops);
+      if (guessed.best)
+        EXPECT_LE(guessed.lowerBound, guessed.best->cost.recomputeFlops);
       boundSum += guessed.lowerBound;
       optimumSum += optimum;
       boundTight += guessed.lowerBound == optimum;
 
-      if (std::optional<PlanPoint> guess = heuristic.solve(budget)) {
+      if (std::optional<MeasuredMarking> guess = heuristic.solve(budget)) {
         ++heuristicAnswered;
         EXPECT_LE(guess->cost.peakBytes, budget);
         EXPECT_LE(guess->cost.recomputeFlops, previousHeuristic);
@@ -473,7 +473,7 @@ TEST_F(PlannerTest, NestedEqualsBruteForceOnSmallGraphs) {
       record(oneSegment, reference(*module, marking));
     }
     forEachNestedPlan(n, /*maxDepth=*/n, [&](ArrayRef<SegmentPath> paths) {
-      PlanCost cost = reference(*module, paths);
+      StepCost cost = reference(*module, paths);
       record(nested, cost);
       ++plans;
     });
@@ -492,13 +492,13 @@ TEST_F(PlannerTest, NestedEqualsBruteForceOnSmallGraphs) {
       optimum = std::min(optimum, flops);
       for (; oneIt != oneSegment.end() && oneIt->first <= budget; ++oneIt)
         oneSegmentOptimum = std::min(oneSegmentOptimum, oneIt->second);
-      std::optional<PlanPoint> plan = planner.solve(budget);
+      std::optional<MeasuredMarking> plan = planner.solve(budget);
       ASSERT_TRUE(plan) << source << "budget " << budget;
       EXPECT_EQ(plan->cost.recomputeFlops, optimum)
           << source << "budget " << budget;
       EXPECT_LE(plan->cost.peakBytes, budget) << source;
       // The planner's own measurement is the pass's.
-      PlanCost measured = reference(*module, plan->marking);
+      StepCost measured = reference(*module, plan->marking);
       EXPECT_EQ(measured.peakBytes, plan->cost.peakBytes) << source;
       EXPECT_EQ(measured.recomputeFlops, plan->cost.recomputeFlops) << source;
       nestedWins += optimum < oneSegmentOptimum;
@@ -531,7 +531,7 @@ TEST_F(PlannerTest, ChainProgramIsExactOnChains) {
 
     BestByPeak best;
     forEachNestedPlan(n, /*maxDepth=*/n, [&](ArrayRef<SegmentPath> paths) {
-      PlanCost cost = chain.problem->evaluate(paths);
+      StepCost cost = chain.problem->evaluate(paths);
       record(best, cost);
       // The model's account of the same plan; the first disagreement in
       // full, the count says how many.
@@ -546,7 +546,7 @@ TEST_F(PlannerTest, ChainProgramIsExactOnChains) {
     int64_t optimum = std::numeric_limits<int64_t>::max();
     for (auto [budget, flops] : best) {
       optimum = std::min(optimum, flops);
-      std::optional<PlanPoint> plan = planner.solve(budget);
+      std::optional<MeasuredMarking> plan = planner.solve(budget);
       EXPECT_TRUE(plan && plan->cost.recomputeFlops == optimum)
           << chain.source << "budget " << budget << " optimum " << optimum;
       exact += plan && plan->cost.recomputeFlops == optimum;
@@ -597,7 +597,7 @@ TEST_F(PlannerTest, ChainModelIsTheMeasurementOnLongChains) {
     ASSERT_TRUE(succeeded(chain.problem)) << chain.source;
     ASSERT_EQ(chain.stages.size(), static_cast<size_t>(n)) << chain.source;
     auto check = [&](ArrayRef<SegmentPath> paths) {
-      PlanCost cost = chain.problem->evaluate(paths);
+      StepCost cost = chain.problem->evaluate(paths);
       EXPECT_EQ(modelMismatch(chain.stages, paths, cost), "") << chain.source;
       ++plans;
       return cost;
@@ -616,7 +616,7 @@ TEST_F(PlannerTest, ChainModelIsTheMeasurementOnLongChains) {
     int64_t sampled = std::numeric_limits<int64_t>::max();
     for (auto [budget, flops] : best) {
       sampled = std::min(sampled, flops);
-      std::optional<PlanPoint> plan = planner.solve(budget);
+      std::optional<MeasuredMarking> plan = planner.solve(budget);
       ASSERT_TRUE(plan) << chain.source << "budget " << budget;
       EXPECT_LE(plan->cost.recomputeFlops, sampled) << chain.source;
       below += plan->cost.recomputeFlops < sampled;
@@ -684,8 +684,8 @@ TEST_F(PlannerTest, PoolLimitHoldsAndBoundsTheWork) {
       ASSERT_GE(planner.getNumEvaluations(), 1u);
       EXPECT_LE(planner.getNumEvaluations(), limit) << source;
       std::set<Marking> pool;
-      for (const PlanPoint &point : planner.getCandidates()) {
-        PlanCost cost = problem->evaluate(point.marking);
+      for (const MeasuredMarking &point : planner.getCandidates()) {
+        StepCost cost = problem->evaluate(point.marking);
         EXPECT_EQ(cost.peakBytes, point.cost.peakBytes) << source;
         EXPECT_EQ(cost.recomputeFlops, point.cost.recomputeFlops) << source;
         pool.insert(point.marking);
@@ -695,8 +695,9 @@ TEST_F(PlannerTest, PoolLimitHoldsAndBoundsTheWork) {
         EXPECT_TRUE(pool.count(Marking(problem->size(), SegmentPath{0})))
             << source;
       }
-      for (const PlanPoint &point : planner.getCandidates()) {
-        std::optional<PlanPoint> plan = planner.solve(point.cost.peakBytes);
+      for (const MeasuredMarking &point : planner.getCandidates()) {
+        std::optional<MeasuredMarking> plan =
+            planner.solve(point.cost.peakBytes);
         ASSERT_TRUE(plan) << source;
         EXPECT_LE(plan->cost.peakBytes, point.cost.peakBytes) << source;
         EXPECT_LE(plan->cost.recomputeFlops, point.cost.recomputeFlops)

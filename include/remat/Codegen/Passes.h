@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassOptions.h"
@@ -29,6 +30,24 @@ namespace remat {
 
 #define GEN_PASS_DECL
 #include "remat/Codegen/Passes.h.inc"
+
+/// Adds the CPU's library calls: each BLAS matmul on buffers to a call of
+/// the runtime's GEMM (-remat-matmul-to-blas).
+void populateMatmulToBlasPatterns(mlir::RewritePatternSet &patterns);
+
+/// Adds the CPU's convolution calls: each convolution on buffers to a call
+/// of the runtime's convolution kernels (-remat-conv-to-blas).
+void populateConvToBlasPatterns(mlir::RewritePatternSet &patterns);
+
+/// Adds the CUDA target's library calls: each BLAS matmul whose operands
+/// cuBLAS takes to a call of the CUDA runtime's cuBLAS glue
+/// (-remat-matmul-to-cublas).
+void populateMatmulToCublasPatterns(mlir::RewritePatternSet &patterns);
+
+/// Adds the CUDA target's convolution rewrite: each f32 convolution of one
+/// group to im2col gathers and matmuls, for the matmul patterns to call
+/// cuBLAS on (-remat-conv-to-cublas).
+void populateConvToCublasPatterns(mlir::RewritePatternSet &patterns);
 
 /// Options of the `-remat-lower-cpu` pipeline.
 struct RematLowerCPUOptions

@@ -13,27 +13,19 @@ include "mlir/Pass/PassBase.td"
 def RematMatmulToBlasPass : Pass<"remat-matmul-to-blas", "mlir::ModuleOp"> {
   let summary = "Call the BLAS for f32 matrix multiplications on buffers";
   let description = [{
-    Rewrites `linalg.matmul` and `linalg.batch_matmul` on f32 memrefs with a
-    unit innermost stride into calls to the runtime's
-    `remat_matmul_f32` / `remat_batch_matmul_f32` (C interface), which call
-    `cblas_sgemm` with beta = 1 (linalg's C += A * B). A matmul of bf16 or
-    f16 inputs (both of one type) into an f32 result, autocast's, calls
-    `remat_matmul_bf16` / `_f16` (and the batch forms), which convert the
-    inputs exactly into f32 copies and multiply as the f32 entry does. Other
-    element types and layouts stay as they are and are lowered to loops.
-
-    With `cuda`, the calls go to the CUDA runtime's `remat_cuda_matmul_f32`
-    / `remat_cuda_batch_matmul_f32` (cuBLAS on device buffers) instead (for
-    2-byte inputs `remat_cuda_matmul_bf16` / `_f16` and the batch forms:
-    cublasGemmEx with float32 compute), and only operands whose innermost
-    stride is statically 1 are rewritten:
-    cuBLAS has no fallback loop nest, the GPU kernels do. A transposed input
-    is passed as a transposed view on both targets; the CUDA runtime reads
-    it with `CUBLAS_OP_T`.
+    Rewrites `linalg.matmul` and `linalg.batch_matmul` on f32 memrefs into
+    calls to the runtime's `remat_matmul_f32` / `remat_batch_matmul_f32` (C
+    interface), which call `cblas_sgemm` with beta = 1 (linalg's
+    C += A * B). A matmul of bf16 or f16 inputs (both of one type) into an
+    f32 result, autocast's, calls `remat_matmul_bf16` / `_f16` (and the
+    batch forms), which convert the inputs exactly into f32 copies and
+    multiply as the f32 entry does. A transposed input is passed as a
+    transposed view. Other element types and maps stay as they are and are
+    lowered to loops. The patterns are `populateMatmulToBlasPatterns`; the
+    CUDA target's are -remat-matmul-to-cublas.
   }];
-  let options = [
-    Option<"cuda", "cuda", "bool", /*default=*/"false",
-           "Call the CUDA runtime's cuBLAS glue instead of the CPU's BLAS">
+  let statistics = [
+    Statistic<"numMatmuls", "matmuls", "Matmuls that call the BLAS">
   ];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect"];
 }
@@ -58,7 +50,7 @@ def RematConvToBlasPass : Pass<"remat-conv-to-blas", "mlir::ModuleOp"> {
     inputs (both of one type, widened by `arith.extf` in its body) into an
     f32 output, autocast's, calls `remat_conv2d_bf16` / `_f16` (or the
     filter-gradient forms), which convert the 2-byte operands exactly into
-    f32 copies and run the f32 kernel; with `cuda` it stays loops.
+    f32 copies and run the f32 kernel.
 
     The kernels allocate nothing: they pack im2col tiles of the image into
     a bounded stack buffer and call `cblas_sgemm` per tile (sums in a fixed
@@ -82,25 +74,9 @@ def RematConvToBlasPass : Pass<"remat-conv-to-blas", "mlir::ModuleOp"> {
     call @remat_conv2d_f32(%vx, %vw, %vy, %c1_i64, %c1_i64, %c1_i64, %c1_i64)
     ```
 
-    With `cuda=true` (the CUDA lowering) a convolution of one group becomes
-    GEMMs for cuBLAS instead, in tiles of whole images whose im2col buffer
-    holds at most 2 MiB: per tile, a `linalg.generic` gathers the image's
-    windows into a fresh buffer (the im2col matrix), and a
-    `linalg.batch_matmul` (forward form: the filter, broadcast over the
-    tile's images, times each image's matrix) or a `linalg.matmul` (filter
-    gradient: the response's tile times the windows, summed over the tile's
-    pixels) accumulates into the result, or into a buffer added to it after
-    the last tile where the result's layout is not one cuBLAS writes.
-    -remat-matmul-to-blas (`cuda=true`) then calls cuBLAS, and
-    -remat-map-to-gpu makes kernels of the gathers. The buffers are device
-    allocations of their own, outside the step's arena. Grouped and
-    depthwise convolutions stay loops.
+    The patterns are `populateConvToBlasPatterns`; the CUDA target's are
+    -remat-conv-to-cublas.
   }];
-  let options = [
-    Option<"cuda", "cuda", "bool", /*default=*/"false",
-           "Rewrite into im2col gathers and matmuls for cuBLAS instead of "
-           "calls into the CPU runtime">
-  ];
   let statistics = [
     Statistic<"numConvolutions", "convolutions", "Convolutions that call the runtime">
   ];
@@ -540,6 +516,55 @@ def RematWidenBoolVectorsPass
     ```
   }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
+def RematConvToCublasPass : Pass<"remat-conv-to-cublas", "mlir::ModuleOp"> {
+  let summary = "Rewrite f32 convolutions on buffers into im2col gathers and matmuls for cuBLAS";
+  let description = [{
+    The CUDA target's form of -remat-conv-to-blas: each f32 convolution of
+    one group on static buffers that -remat-conv-to-blas recognises becomes
+    GEMMs for cuBLAS, in tiles of whole images whose im2col buffer holds at
+    most 2 MiB: per tile, a `linalg.generic` gathers the image's windows
+    into a fresh buffer (the im2col matrix), and a `linalg.batch_matmul`
+    (forward form: the filter, broadcast over the tile's images, times each
+    image's matrix) or a `linalg.matmul` (filter gradient: the response's
+    tile times the windows, summed over the tile's pixels) accumulates into
+    the result, or into a buffer added to it after the last tile where the
+    result's layout is not one cuBLAS writes. -remat-matmul-to-cublas then
+    calls cuBLAS, and -remat-map-to-gpu makes kernels of the gathers. The
+    buffers are device allocations of their own, outside the step's arena.
+    Grouped and depthwise convolutions, and those of bf16 or f16 inputs,
+    stay loops. The patterns are `populateConvToCublasPatterns`.
+  }];
+  let statistics = [
+    Statistic<"numConvolutions", "convolutions",
+              "Convolutions rewritten into gathers and matmuls">
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::linalg::LinalgDialect",
+    "mlir::memref::MemRefDialect"
+  ];
+}
+
+def RematMatmulToCublasPass
+    : Pass<"remat-matmul-to-cublas", "mlir::ModuleOp"> {
+  let summary = "Call cuBLAS for f32 matrix multiplications on device buffers";
+  let description = [{
+    The CUDA target's form of -remat-matmul-to-blas: the calls go to the
+    CUDA runtime's `remat_cuda_matmul_f32` / `remat_cuda_batch_matmul_f32`
+    (cuBLAS on device buffers), and for 2-byte inputs to
+    `remat_cuda_matmul_bf16` / `_f16` and the batch forms (cublasGemmEx
+    with float32 compute). Only matmuls whose operands have a statically
+    unit innermost stride are rewritten: cuBLAS has no fallback loop nest,
+    the GPU kernels do. A transposed input is passed as a transposed view,
+    which the CUDA runtime reads with `CUBLAS_OP_T`. The patterns are
+    `populateMatmulToCublasPatterns`.
+  }];
+  let statistics = [
+    Statistic<"numMatmuls", "matmuls", "Matmuls that call cuBLAS">
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect"];
 }
 
 def RematMapToGPUPass

@@ -133,15 +133,15 @@ struct StepMemoryPlan {
 constexpr llvm::StringLiteral kBufferizePipeline =
     "func.func(remat-thread-rng),remat-bufferize{plan-arena=false}";
 
-/// The plan pipeline a pass option names: `option`, or kBufferizePipeline
-/// when it is empty.
-llvm::StringRef getPlanPipeline(llvm::StringRef option);
+/// The memory-plan pipeline a pass option names: `option`, or
+/// kBufferizePipeline when it is empty.
+llvm::StringRef getMemoryPlanPipeline(llvm::StringRef option);
 
 /// Adds the dialects `pipeline` loads to `registry`, so that a pass that
 /// plans can declare them before any function runs (nothing if it does not
-/// parse: the plan then fails with the parser's message).
-void addPlanPipelineDialects(llvm::StringRef pipeline,
-                             mlir::DialectRegistry &registry);
+/// parse: the memory plan then fails with the parser's message).
+void addMemoryPlanPipelineDialects(llvm::StringRef pipeline,
+                                   mlir::DialectRegistry &registry);
 
 /// Plans `function` (a tensor-level step) as its lowering will: runs
 /// `pipeline` (a module pass pipeline, kBufferizePipeline by default) on a
@@ -167,18 +167,18 @@ llvm::FailureOr<StepMemoryPlan> planModuleCopy(mlir::ModuleOp module,
 /// function may be changing. Null if `function` is not in a module's body.
 mlir::OwningOpRef<mlir::ModuleOp> copyForPlanning(mlir::Operation *function);
 
-/// A plan pipeline parsed once and run on any number of module copies, from
-/// any number of threads at once: each run takes a pass manager of its own
+/// A memory-plan pipeline parsed once and run on any number of module copies,
+/// from any number of threads at once: each run takes a pass manager of its own
 /// from a pool (cloned from the parsed pipeline when every one is busy), so
 /// no two threads share pass instances, and diagnostics are caught per
 /// thread. Planning passes build one in their initialize().
-class PlanPipeline {
+class MemoryPlanPipeline {
 public:
-  PlanPipeline() = default;
+  MemoryPlanPipeline() = default;
   /// A copy is empty, to be initialized again: a pass that holds one is
   /// copied when its pass manager is, and initialized after.
-  PlanPipeline(const PlanPipeline &) {}
-  PlanPipeline &operator=(const PlanPipeline &) = delete;
+  MemoryPlanPipeline(const MemoryPlanPipeline &) {}
+  MemoryPlanPipeline &operator=(const MemoryPlanPipeline &) = delete;
 
   /// Parses `pipeline` (a module pass pipeline; kBufferizePipeline when
   /// empty). If it does not parse, every plan fails with the parser's

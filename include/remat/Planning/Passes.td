@@ -185,8 +185,8 @@ def RematMarkPass : Pass<"remat-mark", "mlir::ModuleOp"> {
     - `policy=budget budget-bytes=B`, `budget-fraction=F` or
       `budget-between=T`: the marking with the fewest recompute FLOPs whose
       static peak (the one -remat-report prints: the memory plan of a copy
-      with -remat-checkpoint applied, remat::MarkingProblem::evaluatePlanned)
-      is at most B bytes, F times the unmarked peak, or T of the way from the
+      with -remat-checkpoint applied,
+      remat::MarkingProblem::measureOnMemoryPlan) is at most B bytes, F times the unmarked peak, or T of the way from the
       smallest peak the planner reaches (T = 0) to the lower of the unmarked
       peak and the peak with only the cheap ops recomputed (all but the
       heavy ops, as dots_saveable) (T = 1), the scale of PyTorch's

@@ -2,9 +2,9 @@
 //
 // Declares the marking problem of a training step (which forward ops go into
 // which checkpoint segment) and the planners of `-remat-mark`: sequential,
-// sqrt, selective and budget. Every plan is measured exactly, by applying
-// -remat-checkpoint's plan to a copy of the function and computing the same
-// memory profile -remat-report prints.
+// sqrt, selective and budget. Every marking is measured exactly, by
+// applying -remat-checkpoint's checkpoint plan to a copy of the function and
+// computing the same memory profile -remat-report prints.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +14,7 @@
 #include "remat/Dialect/Remat/IR/RematOps.h"
 #include "remat/Memory/MemoryPlan.h"
 #include "remat/Planning/ChainPlanner.h"
+#include "remat/Planning/Measure.h"
 
 #include "mlir/IR/Operation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -30,23 +31,13 @@ namespace remat {
 /// (ChainPlanner.h).
 using Marking = llvm::SmallVector<SegmentPath, 0>;
 
-/// What a marking costs, as -remat-report measures it after
-/// -remat-checkpoint.
-struct PlanCost {
-  int64_t peakBytes = 0;
-  int64_t recomputeFlops = 0;
-};
-
 /// The cost of `function` checkpointed by -remat-checkpoint's own rewrite
-/// on a copy made for planning (copyForPlanning), after `mark` rewrites the
-/// copy's marks: its recompute FLOPs and its memory plan's peak, with
-/// returned buffers kept apart if `keepReturned`. Thread-safe: reads
-/// `function` only.
-llvm::FailureOr<PlanCost>
-planCheckpointedCopy(mlir::FunctionOpInterface function,
-                     llvm::function_ref<void(mlir::FunctionOpInterface)> mark,
-                     const PlanPipeline &pipeline, bool keepReturned,
-                     std::string &error);
+/// on a copy made for planning, after `mark` rewrites the copy's marks
+/// (measureRewrittenCopy). Thread-safe: reads `function` only.
+llvm::FailureOr<StepCost> measureCheckpointedCopy(
+    mlir::FunctionOpInterface function,
+    llvm::function_ref<void(mlir::FunctionOpInterface)> mark,
+    const MemoryPlanPipeline &pipeline, bool keepReturned, std::string &error);
 
 /// The first op of each top-level checkpoint segment of `function`, by
 /// segment, if it is marked and not yet checkpointed (no op is a clone and
@@ -69,8 +60,9 @@ struct SegmentEffects {
 /// (getSegmentsToCheckpoint; std::nullopt when there are none) on the MLIR
 /// context's thread pool.
 llvm::FailureOr<std::optional<SegmentEffects>>
-measureSegmentEffects(mlir::func::FuncOp function, const PlanPipeline &pipeline,
-                      bool measureUnmarked, std::string &error);
+measureSegmentEffects(mlir::func::FuncOp function,
+                      const MemoryPlanPipeline &pipeline, bool measureUnmarked,
+                      std::string &error);
 
 /// The forward ops of one training step that a planner can put into
 /// segments, and an exact evaluator of markings.
@@ -127,12 +119,12 @@ public:
   /// Measures `marking` exactly: copies the function, writes the marks,
   /// applies CheckpointPlan and computes the MemoryProfile and the FLOPs of
   /// the clones. O(n log n) in the function's size.
-  PlanCost evaluate(llvm::ArrayRef<SegmentPath> marking) const;
+  StepCost evaluate(llvm::ArrayRef<SegmentPath> marking) const;
 
   /// evaluate() of each of `markings`, in order, on the MLIR context's
   /// thread pool: each evaluation copies the function, so they share
   /// nothing, and the results are those of one thread.
-  llvm::SmallVector<PlanCost>
+  llvm::SmallVector<StepCost>
   evaluateAll(llvm::ArrayRef<Marking> markings) const;
 
   /// Measures `marking` as the lowering will allocate it: writes it on a
@@ -140,22 +132,17 @@ public:
   /// CheckpointPlan there and plans the copy's memory with `pipeline`, so
   /// the peak is the generated code's. Costs one bufferization of the
   /// function. Thread-safe: reads the function only.
-  llvm::FailureOr<PlanCost> evaluatePlanned(llvm::ArrayRef<SegmentPath> marking,
-                                            const PlanPipeline &pipeline,
-                                            std::string &error) const;
+  llvm::FailureOr<StepCost>
+  measureOnMemoryPlan(llvm::ArrayRef<SegmentPath> marking,
+                      const MemoryPlanPipeline &pipeline,
+                      std::string &error) const;
 
-  /// What evaluatePlanned gives for one marking: its cost, or why its plan
-  /// failed.
-  struct PlannedCost {
-    std::optional<PlanCost> cost;
-    std::string error;
-  };
-  /// evaluatePlanned of each of `markings`, in order, on the MLIR context's
+  /// measureOnMemoryPlan of each of `markings`, in order, on the MLIR context's
   /// thread pool (one bufferized copy per marking and thread at once); the
   /// results are those of one thread.
-  llvm::SmallVector<PlannedCost>
-  evaluatePlannedAll(llvm::ArrayRef<Marking> markings,
-                     const PlanPipeline &pipeline) const;
+  llvm::SmallVector<MeasuredCost>
+  measureOnMemoryPlans(llvm::ArrayRef<Marking> markings,
+                       const MemoryPlanPipeline &pipeline) const;
 
   /// Writes `marking` on the function: removes every `remat.segment` and
   /// `remat.policy` of its forward ops, then marks the decision ops (and the
@@ -196,7 +183,8 @@ private:
 Marking planSequential(const MarkingProblem &problem, unsigned segments);
 
 /// The most segments of the sequential markings the budget policy weighs
-/// (its heuristic pool, and the plans it measures besides the model's).
+/// (its heuristic pool, and the markings it measures on memory plans besides
+/// the model's).
 constexpr unsigned kMaxSequentialSegments = 64;
 
 /// The number of layers L of the forward for the sqrt policy: one more than
@@ -215,7 +203,7 @@ Marking planSqrt(const MarkingProblem &problem);
 /// -remat-mark's budget-between scale when its peak is below the unmarked.
 Marking planHeavySaved(const MarkingProblem &problem);
 
-/// The plans of the policies without options, which every planner that
+/// The markings of the policies without options, which every planner that
 /// compares markings measures too, so that it is never above them:
 /// everything recomputed, planHeavySaved and sqrt.
 llvm::SmallVector<Marking> getPolicyMarkings(const MarkingProblem &problem);
@@ -275,15 +263,15 @@ struct BudgetOptions {
 };
 
 /// One evaluated marking.
-struct PlanPoint {
+struct MeasuredMarking {
   Marking marking;
-  PlanCost cost;
+  StepCost cost;
 };
 
-/// The cheapest of `points` with peak <= `budget`: fewest recompute FLOPs,
-/// then lowest peak, then first; null if none fits.
-const PlanPoint *findCheapestWithin(llvm::ArrayRef<PlanPoint> points,
-                                    int64_t budget);
+/// The cheapest of `points` with peak <= `budget` (findCheapestWithin of
+/// their costs); null if none fits.
+const MeasuredMarking *
+findCheapestWithin(llvm::ArrayRef<MeasuredMarking> points, int64_t budget);
 
 /// How a budget was answered.
 enum class BudgetMethod {
@@ -303,7 +291,7 @@ enum class BudgetMethod {
 /// The answer to one budget.
 struct BudgetAnswer {
   /// The cheapest marking found with peak <= budget; none if none was.
-  std::optional<PlanPoint> plan;
+  std::optional<MeasuredMarking> best;
   /// No marking with peak <= budget recomputes fewer FLOPs.
   int64_t lowerBound = 0;
   /// True when no marking at all has peak <= budget (proven by the
@@ -354,13 +342,15 @@ public:
   /// The peak without any mark.
   int64_t getUnmarkedPeak() const { return unmarkedPeak; }
   size_t getNumEvaluations() const { return candidates.size(); }
-  llvm::ArrayRef<PlanPoint> getCandidates() const { return candidates; }
+  llvm::ArrayRef<MeasuredMarking> getCandidates() const { return candidates; }
 
   /// Answers `budget`: the cheapest marking found with peak <= `budget`
   /// (fewest FLOPs first, then lowest peak) and the proven lower bound.
   /// Markings the ILP measures join the pool.
   const BudgetAnswer &answer(int64_t budget);
-  std::optional<PlanPoint> solve(int64_t budget) { return answer(budget).plan; }
+  std::optional<MeasuredMarking> solve(int64_t budget) {
+    return answer(budget).best;
+  }
   int64_t getLowerBound(int64_t budget) { return answer(budget).lowerBound; }
 
 private:
@@ -373,7 +363,7 @@ private:
   int64_t minPeak = 0;
   int64_t peakLowerBound = 0;
   int64_t unmarkedPeak = 0;
-  llvm::SmallVector<PlanPoint, 0> candidates;
+  llvm::SmallVector<MeasuredMarking, 0> candidates;
   std::map<int64_t, BudgetAnswer> answers;
 };
 

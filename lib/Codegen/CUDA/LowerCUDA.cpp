@@ -76,12 +76,8 @@ void remat::buildRematLowerCUDAPipeline(OpPassManager &pm,
   if (options.useCublas) {
     // Convolutions as im2col gathers and matmuls first, as on the CPU's
     // runtime, then every matmul to cuBLAS.
-    RematConvToBlasPassOptions convolutions;
-    convolutions.cuda = true;
-    pm.addPass(createRematConvToBlasPass(convolutions));
-    RematMatmulToBlasPassOptions cublas;
-    cublas.cuda = true;
-    pm.addPass(createRematMatmulToBlasPass(cublas));
+    pm.addPass(createRematConvToCublasPass());
+    pm.addPass(createRematMatmulToCublasPass());
   }
 
   // Every remaining loop nest becomes a kernel: linalg to parallel loops

@@ -1,10 +1,10 @@
 // RUN: remat-opt %s -split-input-file -remat-conv-to-blas | FileCheck %s
-// RUN: remat-opt %s -split-input-file -remat-conv-to-blas=cuda=true | FileCheck %s --check-prefix=CUDA
+// RUN: remat-opt %s -split-input-file -remat-conv-to-cublas | FileCheck %s --check-prefix=CUDA
 
 // Checks that a convolution of bf16 operands into an f32 result (autocast's,
 // the named op widening its inputs in its body) calls the runtime's bf16
 // kernel with bf16 views of the image and filter and an f32 view of the
-// response; with cuda it stays a loop nest (kernels).
+// response; -remat-conv-to-cublas leaves it a loop nest (kernels).
 // CHECK-LABEL: func.func @conv_bf16(
 // CHECK:         call @remat_conv2d_bf16(
 // CHECK-NOT:     linalg.conv

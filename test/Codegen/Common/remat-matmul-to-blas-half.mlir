@@ -1,5 +1,5 @@
 // RUN: remat-opt %s -remat-matmul-to-blas | FileCheck %s
-// RUN: remat-opt %s -remat-matmul-to-blas=cuda=true | FileCheck %s --check-prefix=CUDA
+// RUN: remat-opt %s -remat-matmul-to-cublas | FileCheck %s --check-prefix=CUDA
 
 // Checks that matmuls of bf16 or f16 inputs into an f32 result (autocast's)
 // call the runtime's 2-byte entry points with the inputs' own element type

@@ -1,5 +1,5 @@
 // RUN: remat-opt %s -remat-matmul-to-blas | FileCheck %s
-// RUN: remat-opt %s -remat-matmul-to-blas=cuda=true | FileCheck %s --check-prefix=CUDA
+// RUN: remat-opt %s -remat-matmul-to-cublas | FileCheck %s --check-prefix=CUDA
 
 // Checks that f32 matmuls on buffers call the runtime with fully dynamic
 // memrefs, that one declaration serves every call, that a transposed input
@@ -39,7 +39,7 @@ func.func @matmuls(%a: memref<8x16xf32>, %b: memref<16x4xf32>, %c: memref<8x4xf3
   return
 }
 
-// With `cuda`, the calls go to the CUDA runtime, a transposed input as a
+// -remat-matmul-to-cublas calls the CUDA runtime, a transposed input as a
 // transposed view too (cuBLAS reads it with CUBLAS_OP_T), and an operand
 // whose innermost stride is not 1 keeps the loop nest the GPU kernels run.
 // CUDA-LABEL: func.func @matmuls(

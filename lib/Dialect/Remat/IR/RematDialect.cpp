@@ -39,12 +39,12 @@ void RematDialect::initialize() {
       >();
 }
 
-LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                               StringRef policy, int64_t segments,
-                               std::optional<int64_t> predictedPeak,
-                               std::optional<int64_t> recomputeFlops,
-                               std::optional<int64_t> budget,
-                               std::optional<int64_t> lowerBound) {
+LogicalResult MarkingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  StringRef policy, int64_t segments,
+                                  std::optional<int64_t> predictedPeak,
+                                  std::optional<int64_t> recomputeFlops,
+                                  std::optional<int64_t> budget,
+                                  std::optional<int64_t> lowerBound) {
   if (!symbolizeMarkPolicy(policy))
     return emitError() << "a plan's policy is one of -remat-mark's, not '"
                        << policy << "'";
@@ -124,13 +124,13 @@ static LogicalResult verifySegmentAttr(Operation *op, Attribute value) {
   return success();
 }
 
-/// `remat.plan`: a PlanAttr (which verifies its own fields) on a function.
-static LogicalResult verifyPlanAttr(Operation *op, Attribute value) {
+/// `remat.plan`: a MarkingAttr (which verifies its own fields) on a function.
+static LogicalResult verifyMarkingAttr(Operation *op, Attribute value) {
   if (!isa<FunctionOpInterface>(op))
-    return op->emitOpError()
-           << "'" << RematDialect::kPlanAttrName << "' belongs on a function";
-  if (!isa<PlanAttr>(value))
-    return op->emitOpError() << "'" << RematDialect::kPlanAttrName
+    return op->emitOpError() << "'" << RematDialect::kMarkingAttrName
+                             << "' belongs on a function";
+  if (!isa<MarkingAttr>(value))
+    return op->emitOpError() << "'" << RematDialect::kMarkingAttrName
                              << "' must be a #remat.plan<...>, got " << value;
   return success();
 }
@@ -185,8 +185,8 @@ LogicalResult RematDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
 
-  if (name == kPlanAttrName)
-    return verifyPlanAttr(op, value);
+  if (name == kMarkingAttrName)
+    return verifyMarkingAttr(op, value);
 
   if (name == kRngSeedAttrName)
     return op->emitOpError() << "'" << kRngSeedAttrName

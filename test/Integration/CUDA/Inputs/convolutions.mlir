@@ -2,7 +2,7 @@
 // each, into the result; strided and dilated onto 0.5; into a transposed
 // result, through a temporary) and filter gradients (into the filter; into
 // a transposed filter, through a temporary). conv-cublas-form.test runs them
-// as loops and in -remat-conv-to-blas's CUDA form.
+// as loops and in -remat-conv-to-cublas's form.
 #id4 = affine_map<(a, b, c, d) -> (a, b, c, d)>
 func.func private @printMemrefF32(memref<*xf32>)
 func.func @init(%m: memref<?x?x?x?xf32>, %seed: f32) {

@@ -36,13 +36,13 @@ def Remat_LoopPolicy : I32EnumAttr<"LoopPolicy",
   let genSpecializedAttr = 0;
 }
 
-def Remat_PlanAttr : AttrDef<Remat_Dialect, "Plan"> {
+def Remat_MarkingAttr : AttrDef<Remat_Dialect, "Marking"> {
   let mnemonic = "plan";
-  let summary = "The checkpoint plan -remat-mark chose for a function";
+  let summary = "The marking -remat-mark chose for a function";
   let description = [{
     The value of the discardable attribute `remat.plan` on a function:
     the policy `-remat-mark` ran, the number of segments it marked, and,
-    unless it ran with `predict=false`, the plan's static peak in bytes
+    unless it ran with `predict=false`, the marking's static peak in bytes
     and its recompute FLOPs as measured after `-remat-checkpoint` (both or
     neither); the policy is one of -remat-mark's (`annotations`,
     `sequential`, `sqrt`, `selective`, `budget`). `policy = "budget"` also

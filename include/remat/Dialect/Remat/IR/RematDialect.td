@@ -63,7 +63,7 @@ def Remat_Dialect : Dialect {
 
     * `remat.plan = #remat.plan<policy = "budget", segments = N,
       predictedPeak = P, recomputeFlops = F, budget = B>` on a function:
-      the plan the pass chose (`PlanAttr`).
+      the marking the pass chose (`MarkingAttr`).
   }];
 
   let useDefaultAttributePrinterParser = 1;
@@ -79,7 +79,7 @@ def Remat_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kIdAttrName = "remat.id";
     static constexpr ::llvm::StringLiteral kCloneOfAttrName = "remat.clone_of";
     static constexpr ::llvm::StringLiteral kRerunOfAttrName = "remat.rerun_of";
-    static constexpr ::llvm::StringLiteral kPlanAttrName = "remat.plan";
+    static constexpr ::llvm::StringLiteral kMarkingAttrName = "remat.plan";
   }];
 }
 

@@ -1,4 +1,4 @@
-// RUN: remat-opt %s -split-input-file -remat-conv-to-blas=cuda=true | FileCheck %s
+// RUN: remat-opt %s -split-input-file -remat-conv-to-cublas | FileCheck %s
 
 // The CUDA form of a forward convolution: the filter copied into a matrix
 // broadcast over the tile's images (batch stride 0), the images' windows
