@@ -7,6 +7,7 @@
 
 #include "RematRuntime.h"
 #include "Gemm.h"
+#include "HalfFloat.h"
 #include "Sgemm.h"
 #include "ThreadPool.h"
 
@@ -24,6 +25,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -192,20 +194,15 @@ extern "C" void _mlir_memref_to_llvm_free(void *ptr) {
 
 namespace {
 
-/// C += A * B for one matrix: remat's own kernel (Sgemm.h) on hosts with
-/// AVX-512 when C's rows are contiguous, `sgemm` elsewhere when each
-/// operand's rows or (for A and B) columns are.
-void matmul(const float *a, int64_t aRowStride, int64_t aColStride,
-            const float *b, int64_t bRowStride, int64_t bColStride, float *c,
-            int64_t cRowStride, int64_t cColStride, int64_t m, int64_t n,
-            int64_t k) {
-  std::optional<GemmLayout> cLayout =
-      getGemmLayout(m, n, cRowStride, cColStride);
-  if (cLayout && !cLayout->transposed && hasNativeSgemm()) {
-    nativeSgemm(m, n, k, a, aRowStride, aColStride, b, bRowStride, bColStride,
-                c, cLayout->leading);
-    return;
-  }
+/// C += A * B for f32 operands, where the native kernel does not take C:
+/// `sgemm` when each operand's rows or (for A and B) columns are
+/// contiguous, else a plain loop nest.
+void matmulWithoutNativeKernel(const float *a, int64_t aRowStride,
+                               int64_t aColStride, const float *b,
+                               int64_t bRowStride, int64_t bColStride, float *c,
+                               int64_t cRowStride, int64_t cColStride,
+                               int64_t m, int64_t n, int64_t k,
+                               std::optional<GemmLayout> cLayout) {
   std::optional<GemmLayout> aLayout =
       getGemmLayout(m, k, aRowStride, aColStride);
   std::optional<GemmLayout> bLayout =
@@ -229,6 +226,30 @@ void matmul(const float *a, int64_t aRowStride, int64_t aColStride,
     }
 }
 
+/// C += A * B for one matrix: remat's own kernel (Sgemm.h) on hosts with
+/// AVX-512 when C's rows are contiguous, matmulWithoutNativeKernel
+/// elsewhere. A and B hold Format's elements; 2-byte ones come here only
+/// where the native kernel takes C (matmulHalf).
+template <typename Format = Float32Format>
+void matmul(const typename Format::Element *a, int64_t aRowStride,
+            int64_t aColStride, const typename Format::Element *b,
+            int64_t bRowStride, int64_t bColStride, float *c,
+            int64_t cRowStride, int64_t cColStride, int64_t m, int64_t n,
+            int64_t k) {
+  std::optional<GemmLayout> cLayout =
+      getGemmLayout(m, n, cRowStride, cColStride);
+  if constexpr (std::is_same_v<Format, Float32Format>) {
+    if (!cLayout || cLayout->transposed || !hasNativeSgemm()) {
+      matmulWithoutNativeKernel(a, aRowStride, aColStride, b, bRowStride,
+                                bColStride, c, cRowStride, cColStride, m, n, k,
+                                cLayout);
+      return;
+    }
+  }
+  nativeSgemm<Format>(m, n, k, a, aRowStride, aColStride, b, bRowStride,
+                      bColStride, c, cLayout->leading);
+}
+
 /// Matmuls of at least this many multiply-adds are cut into blocks.
 constexpr int64_t kMinBlockedWork = int64_t(1) << 21;
 /// The fewest rows (or columns) of C in a block and the most blocks of one
@@ -241,8 +262,9 @@ constexpr int64_t kMaxBlocks = 4;
 constexpr int64_t kMinUnits = 4;
 
 /// The signature of matmul and matmulBlocked.
-using MatmulFn = void (*)(const float *a, int64_t aRowStride,
-                          int64_t aColStride, const float *b,
+template <typename Format = Float32Format>
+using MatmulFn = void (*)(const typename Format::Element *a, int64_t aRowStride,
+                          int64_t aColStride, const typename Format::Element *b,
                           int64_t bRowStride, int64_t bColStride, float *c,
                           int64_t cRowStride, int64_t cColStride, int64_t m,
                           int64_t n, int64_t k);
@@ -263,21 +285,23 @@ constexpr int64_t kSplitParts = 4;
 /// pack all of the other operand again; a part packs only its range. The
 /// parts depend on m, n and k alone, so the sums' order never depends on
 /// the number of threads.
-void matmulSplitDepth(const float *a, int64_t aRowStride, int64_t aColStride,
-                      const float *b, int64_t bRowStride, int64_t bColStride,
-                      float *c, int64_t cRowStride, int64_t cColStride,
-                      int64_t m, int64_t n, int64_t k) {
+template <typename Format>
+void matmulSplitDepth(const typename Format::Element *a, int64_t aRowStride,
+                      int64_t aColStride, const typename Format::Element *b,
+                      int64_t bRowStride, int64_t bColStride, float *c,
+                      int64_t cRowStride, int64_t cColStride, int64_t m,
+                      int64_t n, int64_t k) {
   int64_t size = (k + kSplitParts - 1) / kSplitParts;
   thread_local std::vector<float> storage;
   storage.resize((kSplitParts - 1) * m * n);
   float *partials = storage.data();
   getThreadPool().parallelFor(kSplitParts, [&](int64_t part) {
     int64_t first = part * size, count = std::min(size, k - first);
-    const float *aPart = a + first * aColStride;
-    const float *bPart = b + first * bRowStride;
+    const typename Format::Element *aPart = a + first * aColStride;
+    const typename Format::Element *bPart = b + first * bRowStride;
     if (part == 0) {
-      matmul(aPart, aRowStride, aColStride, bPart, bRowStride, bColStride, c,
-             cRowStride, cColStride, m, n, count);
+      matmul<Format>(aPart, aRowStride, aColStride, bPart, bRowStride,
+                     bColStride, c, cRowStride, cColStride, m, n, count);
       return;
     }
     // Each part zeroes its own partial: a short last part (or an empty one)
@@ -285,8 +309,8 @@ void matmulSplitDepth(const float *a, int64_t aRowStride, int64_t aColStride,
     float *partial = partials + (part - 1) * m * n;
     std::fill(partial, partial + m * n, 0.0f);
     if (count > 0)
-      matmul(aPart, aRowStride, aColStride, bPart, bRowStride, bColStride,
-             partial, n, 1, m, n, count);
+      matmul<Format>(aPart, aRowStride, aColStride, bPart, bRowStride,
+                     bColStride, partial, n, 1, m, n, count);
   });
   // C's rows take the partials in order, in blocks the pool runs.
   int64_t rowBlocks = std::min<int64_t>(m, kSplitParts);
@@ -308,14 +332,17 @@ void matmulSplitDepth(const float *a, int64_t aRowStride, int64_t aColStride,
 /// over all of k. A small C with a long k is cut along k instead
 /// (matmulSplitDepth). The blocks depend on m, n and k alone, so each
 /// element of C comes from the same calls whatever the number of threads.
-void matmulBlocked(const float *a, int64_t aRowStride, int64_t aColStride,
-                   const float *b, int64_t bRowStride, int64_t bColStride,
-                   float *c, int64_t cRowStride, int64_t cColStride, int64_t m,
-                   int64_t n, int64_t k) {
+template <typename Format = Float32Format>
+void matmulBlocked(const typename Format::Element *a, int64_t aRowStride,
+                   int64_t aColStride, const typename Format::Element *b,
+                   int64_t bRowStride, int64_t bColStride, float *c,
+                   int64_t cRowStride, int64_t cColStride, int64_t m, int64_t n,
+                   int64_t k) {
   if (m * n * k >= kMinBlockedWork && m <= kMaxSplitExtent &&
       n <= kMaxSplitExtent && k >= kMinSplitDepth)
-    return matmulSplitDepth(a, aRowStride, aColStride, b, bRowStride,
-                            bColStride, c, cRowStride, cColStride, m, n, k);
+    return matmulSplitDepth<Format>(a, aRowStride, aColStride, b, bRowStride,
+                                    bColStride, c, cRowStride, cColStride, m, n,
+                                    k);
   bool byRows = m >= n;
   int64_t extent = byRows ? m : n;
   int64_t blocks =
@@ -323,8 +350,8 @@ void matmulBlocked(const float *a, int64_t aRowStride, int64_t aColStride,
           ? 1
           : std::clamp<int64_t>(extent / kMinBlockExtent, 1, kMaxBlocks);
   if (blocks == 1) {
-    matmul(a, aRowStride, aColStride, b, bRowStride, bColStride, c, cRowStride,
-           cColStride, m, n, k);
+    matmul<Format>(a, aRowStride, aColStride, b, bRowStride, bColStride, c,
+                   cRowStride, cColStride, m, n, k);
     return;
   }
   int64_t size = (extent + blocks - 1) / blocks;
@@ -333,13 +360,41 @@ void matmulBlocked(const float *a, int64_t aRowStride, int64_t aColStride,
     if (count <= 0)
       return;
     if (byRows)
-      matmul(a + first * aRowStride, aRowStride, aColStride, b, bRowStride,
-             bColStride, c + first * cRowStride, cRowStride, cColStride, count,
-             n, k);
+      matmul<Format>(a + first * aRowStride, aRowStride, aColStride, b,
+                     bRowStride, bColStride, c + first * cRowStride, cRowStride,
+                     cColStride, count, n, k);
     else
-      matmul(a, aRowStride, aColStride, b + first * bColStride, bRowStride,
-             bColStride, c + first * cColStride, cRowStride, cColStride, m,
-             count, k);
+      matmul<Format>(a, aRowStride, aColStride, b + first * bColStride,
+                     bRowStride, bColStride, c + first * cColStride, cRowStride,
+                     cColStride, m, count, k);
+  });
+}
+
+/// C += A * B for one matrix (rank 2) or every batch (rank 3) of Format's
+/// A and B: the batches over the pool, a few of them cutting their
+/// matmuls into blocks.
+template <typename Format>
+void matmulMemRefs(StridedMemRefType<typename Format::Element, 2> *a,
+                   StridedMemRefType<typename Format::Element, 2> *b,
+                   StridedMemRefType<float, 2> *c) {
+  matmulBlocked<Format>(a->data + a->offset, a->strides[0], a->strides[1],
+                        b->data + b->offset, b->strides[0], b->strides[1],
+                        c->data + c->offset, c->strides[0], c->strides[1],
+                        c->sizes[0], c->sizes[1], a->sizes[1]);
+}
+
+template <typename Format>
+void matmulMemRefs(StridedMemRefType<typename Format::Element, 3> *a,
+                   StridedMemRefType<typename Format::Element, 3> *b,
+                   StridedMemRefType<float, 3> *c) {
+  MatmulFn<Format> gemm =
+      c->sizes[0] < kMinUnits ? matmulBlocked<Format> : matmul<Format>;
+  getThreadPool().parallelFor(c->sizes[0], [&](int64_t batch) {
+    gemm(a->data + a->offset + batch * a->strides[0], a->strides[1],
+         a->strides[2], b->data + b->offset + batch * b->strides[0],
+         b->strides[1], b->strides[2],
+         c->data + c->offset + batch * c->strides[0], c->strides[1],
+         c->strides[2], c->sizes[1], c->sizes[2], a->sizes[2]);
   });
 }
 
@@ -348,25 +403,14 @@ void matmulBlocked(const float *a, int64_t aRowStride, int64_t aColStride,
 extern "C" void _mlir_ciface_remat_matmul_f32(StridedMemRefType<float, 2> *a,
                                               StridedMemRefType<float, 2> *b,
                                               StridedMemRefType<float, 2> *c) {
-  matmulBlocked(a->data + a->offset, a->strides[0], a->strides[1],
-                b->data + b->offset, b->strides[0], b->strides[1],
-                c->data + c->offset, c->strides[0], c->strides[1], c->sizes[0],
-                c->sizes[1], a->sizes[1]);
+  matmulMemRefs<Float32Format>(a, b, c);
 }
 
 extern "C" void
 _mlir_ciface_remat_batch_matmul_f32(StridedMemRefType<float, 3> *a,
                                     StridedMemRefType<float, 3> *b,
                                     StridedMemRefType<float, 3> *c) {
-  // One unit per batch; a few batches cut their matmuls into blocks.
-  MatmulFn gemm = c->sizes[0] < kMinUnits ? matmulBlocked : matmul;
-  getThreadPool().parallelFor(c->sizes[0], [&](int64_t batch) {
-    gemm(a->data + a->offset + batch * a->strides[0], a->strides[1],
-         a->strides[2], b->data + b->offset + batch * b->strides[0],
-         b->strides[1], b->strides[2],
-         c->data + c->offset + batch * c->strides[0], c->strides[1],
-         c->strides[2], c->sizes[1], c->sizes[2], a->sizes[2]);
-  });
+  matmulMemRefs<Float32Format>(a, b, c);
 }
 
 namespace {
@@ -797,9 +841,9 @@ void matmulPacked(bool blocked, const float *a, int64_t aRowStride,
 /// tile, or, `packed`, through matmulPacked on a tile in the native
 /// kernel's panels.
 struct ConvGemm {
-  MatmulFn gemm;
+  MatmulFn<> gemm;
   bool packed;
-  bool blocked() const { return gemm == matmulBlocked; }
+  bool blocked() const { return gemm == matmulBlocked<>; }
 };
 
 /// Runs a convolution (or its filter gradient) as GEMMs: `whole(n, g, b,
@@ -827,7 +871,7 @@ void forEachGemm(const View &image, const ConvShape &s, bool filterGrad,
   };
   int64_t units = filterGrad ? s.g * (imageMatrix ? 1 : tapTiles)
                              : s.n * s.g * (imageMatrix ? 1 : pixelTiles);
-  ConvGemm gemm{units < kMinUnits ? matmulBlocked : matmul, packed};
+  ConvGemm gemm{units < kMinUnits ? matmulBlocked<> : matmul<>, packed};
   auto runTile = [&](int64_t n, int64_t g, int64_t pixelTile, int64_t tapTile,
                      float *scratch) {
     int64_t pixel0 = pixelTile * tiling.pixels, tap0 = tapTile * tiling.taps;
@@ -916,7 +960,7 @@ _mlir_ciface_remat_conv2d_f32(StridedMemRefType<float, 5> *imageMemRef,
   }
   forEachGemm(
       image, s, /*filterGrad=*/false,
-      [&](int64_t n, int64_t g, float *b, MatmulFn gemm) {
+      [&](int64_t n, int64_t g, float *b, MatmulFn<> gemm) {
         // Y[n, g] (F x P) += W[g] (F x C) * X[n, g] (C x P).
         Matrix a = getFilterMatrix(filter, s, g);
         Matrix c = getResponseMatrix(response, s, n, g);
@@ -958,7 +1002,7 @@ extern "C" void _mlir_ciface_remat_conv2d_filter_grad_f32(
   }
   forEachGemm(
       image, s, /*filterGrad=*/true,
-      [&](int64_t n, int64_t g, float *b, MatmulFn gemm) {
+      [&](int64_t n, int64_t g, float *b, MatmulFn<> gemm) {
         // W[g] (F x C) += Y[n, g] (F x P) * X[n, g]^T (P x C).
         Matrix c = getFilterMatrix(filter, s, g);
         Matrix a = getResponseMatrix(response, s, n, g);
@@ -991,43 +1035,8 @@ AllocStats remat::runtime::getAllocStats() {
 namespace {
 
 //===----------------------------------------------------------------------===//
-// 2-byte operands (bfloat16, float16): converted into float32, then the f32
-// kernels
+// 2-byte operands (bfloat16, float16)
 //===----------------------------------------------------------------------===//
-
-/// bfloat16 bits as the float they denote (exact).
-inline float bf16ToFloat(uint16_t bits) {
-  uint32_t word = uint32_t(bits) << 16;
-  float value;
-  std::memcpy(&value, &word, sizeof(value));
-  return value;
-}
-
-/// IEEE binary16 bits as the float they denote (exact): subnormals
-/// normalized, infinities and NaNs kept.
-inline float f16ToFloat(uint16_t bits) {
-  uint32_t sign = uint32_t(bits & 0x8000) << 16;
-  uint32_t exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
-  uint32_t word;
-  if (exponent == 0x1f) {
-    word = sign | 0x7f800000 | (mantissa << 13);
-  } else if (exponent != 0) {
-    word = sign | ((exponent + 112) << 23) | (mantissa << 13);
-  } else if (mantissa == 0) {
-    word = sign;
-  } else {
-    // A subnormal: shift its leading one into the implicit bit.
-    int shift = 0;
-    while (!(mantissa & 0x400)) {
-      mantissa <<= 1;
-      ++shift;
-    }
-    word = sign | (uint32_t(113 - shift) << 23) | ((mantissa & 0x3ff) << 13);
-  }
-  float value;
-  std::memcpy(&value, &word, sizeof(value));
-  return value;
-}
 
 /// The float32 copy of a strided 2-byte operand: contiguous, row-major, in
 /// a buffer of the calling thread that grows to the largest operand it is
@@ -1037,8 +1046,8 @@ template <int Rank> struct FloatCopy {
   std::vector<float> storage;
   StridedMemRefType<float, Rank> view;
 
-  void fill(const StridedMemRefType<uint16_t, Rank> &from,
-            float (*toFloat)(uint16_t)) {
+  template <typename Format>
+  void fill(const StridedMemRefType<uint16_t, Rank> &from) {
     int64_t count = 1;
     for (int d = 0; d < Rank; ++d)
       count *= from.sizes[d];
@@ -1063,7 +1072,7 @@ template <int Rank> struct FloatCopy {
       for (int d = 0; d < Rank - 1; ++d)
         in += index[d] * from.strides[d];
       for (int64_t j = 0; j < inner; ++j)
-        to[j] = toFloat(in[j * innerStride]);
+        to[j] = Format::load(in[j * innerStride]);
       to += inner;
       for (int d = Rank - 2; d >= 0; --d) {
         if (++index[d] < from.sizes[d])
@@ -1079,20 +1088,45 @@ template <int Rank> FloatCopy<Rank> &getFloatCopy(int slot) {
   return copies[slot];
 }
 
-/// A (batch) matmul of 2-byte A and B into an f32 C: A and B converted
-/// (exactly) into float32, then the f32 kernel, which accumulates in
-/// float32 as PyTorch's CPU kernels of these types do.
+/// Whether the native kernel takes every matrix of C (rank 2, or each
+/// batch of rank 3) as it is: rows contiguous.
 template <int Rank>
+bool isNativeResult(const StridedMemRefType<float, Rank> &c) {
+  std::optional<GemmLayout> layout =
+      getGemmLayout(c.sizes[Rank - 2], c.sizes[Rank - 1], c.strides[Rank - 2],
+                    c.strides[Rank - 1]);
+  return hasNativeSgemm() && layout && !layout->transposed;
+}
+
+/// A (batch) matmul of 2-byte A and B into an f32 C, accumulated in
+/// float32 as PyTorch's CPU kernels of these types do. Where the native
+/// kernel takes C, it reads A and B as they are and widens each block it
+/// packs (Sgemm.h): the products of float32 copies of A and B, bit for
+/// bit, without the copies. Elsewhere A and B are converted (exactly) into
+/// float32 copies for the f32 kernels.
+template <typename Format, int Rank>
 void matmulHalf(StridedMemRefType<uint16_t, Rank> *a,
                 StridedMemRefType<uint16_t, Rank> *b,
-                StridedMemRefType<float, Rank> *c, float (*toFloat)(uint16_t),
-                void (*f32)(StridedMemRefType<float, Rank> *,
-                            StridedMemRefType<float, Rank> *,
-                            StridedMemRefType<float, Rank> *)) {
+                StridedMemRefType<float, Rank> *c) {
+  if (isNativeResult(*c)) {
+    matmulMemRefs<Format>(a, b, c);
+    return;
+  }
   FloatCopy<Rank> &fa = getFloatCopy<Rank>(0), &fb = getFloatCopy<Rank>(1);
-  fa.fill(*a, toFloat);
-  fb.fill(*b, toFloat);
-  f32(&fa.view, &fb.view, c);
+  fa.template fill<Format>(*a);
+  fb.template fill<Format>(*b);
+  matmulMemRefs<Float32Format>(&fa.view, &fb.view, c);
+}
+
+/// A convolution or filter gradient of 2-byte operands `x` and `y` (its
+/// 2-byte views) through the f32 kernel `f32` on their float32 copies.
+template <typename Format, typename F32Fn>
+void convolveHalf(StridedMemRefType<uint16_t, 5> *x,
+                  StridedMemRefType<uint16_t, 5> *y, F32Fn f32) {
+  FloatCopy<5> &fx = getFloatCopy<5>(0), &fy = getFloatCopy<5>(1);
+  fx.fill<Format>(*x);
+  fy.fill<Format>(*y);
+  f32(&fx.view, &fy.view);
 }
 
 } // namespace
@@ -1101,27 +1135,27 @@ extern "C" void
 _mlir_ciface_remat_matmul_bf16(StridedMemRefType<uint16_t, 2> *a,
                                StridedMemRefType<uint16_t, 2> *b,
                                StridedMemRefType<float, 2> *c) {
-  matmulHalf<2>(a, b, c, bf16ToFloat, _mlir_ciface_remat_matmul_f32);
+  matmulHalf<BFloat16Format>(a, b, c);
 }
 
 extern "C" void _mlir_ciface_remat_matmul_f16(StridedMemRefType<uint16_t, 2> *a,
                                               StridedMemRefType<uint16_t, 2> *b,
                                               StridedMemRefType<float, 2> *c) {
-  matmulHalf<2>(a, b, c, f16ToFloat, _mlir_ciface_remat_matmul_f32);
+  matmulHalf<Float16Format>(a, b, c);
 }
 
 extern "C" void
 _mlir_ciface_remat_batch_matmul_bf16(StridedMemRefType<uint16_t, 3> *a,
                                      StridedMemRefType<uint16_t, 3> *b,
                                      StridedMemRefType<float, 3> *c) {
-  matmulHalf<3>(a, b, c, bf16ToFloat, _mlir_ciface_remat_batch_matmul_f32);
+  matmulHalf<BFloat16Format>(a, b, c);
 }
 
 extern "C" void
 _mlir_ciface_remat_batch_matmul_f16(StridedMemRefType<uint16_t, 3> *a,
                                     StridedMemRefType<uint16_t, 3> *b,
                                     StridedMemRefType<float, 3> *c) {
-  matmulHalf<3>(a, b, c, f16ToFloat, _mlir_ciface_remat_batch_matmul_f32);
+  matmulHalf<Float16Format>(a, b, c);
 }
 
 extern "C" void
@@ -1130,11 +1164,10 @@ _mlir_ciface_remat_conv2d_bf16(StridedMemRefType<uint16_t, 5> *image,
                                StridedMemRefType<float, 5> *response,
                                int64_t strideH, int64_t strideW,
                                int64_t dilationH, int64_t dilationW) {
-  FloatCopy<5> &x = getFloatCopy<5>(0), &w = getFloatCopy<5>(1);
-  x.fill(*image, bf16ToFloat);
-  w.fill(*filter, bf16ToFloat);
-  _mlir_ciface_remat_conv2d_f32(&x.view, &w.view, response, strideH, strideW,
-                                dilationH, dilationW);
+  convolveHalf<BFloat16Format>(image, filter, [&](auto *x, auto *w) {
+    _mlir_ciface_remat_conv2d_f32(x, w, response, strideH, strideW, dilationH,
+                                  dilationW);
+  });
 }
 
 extern "C" void
@@ -1143,33 +1176,30 @@ _mlir_ciface_remat_conv2d_f16(StridedMemRefType<uint16_t, 5> *image,
                               StridedMemRefType<float, 5> *response,
                               int64_t strideH, int64_t strideW,
                               int64_t dilationH, int64_t dilationW) {
-  FloatCopy<5> &x = getFloatCopy<5>(0), &w = getFloatCopy<5>(1);
-  x.fill(*image, f16ToFloat);
-  w.fill(*filter, f16ToFloat);
-  _mlir_ciface_remat_conv2d_f32(&x.view, &w.view, response, strideH, strideW,
-                                dilationH, dilationW);
+  convolveHalf<Float16Format>(image, filter, [&](auto *x, auto *w) {
+    _mlir_ciface_remat_conv2d_f32(x, w, response, strideH, strideW, dilationH,
+                                  dilationW);
+  });
 }
 
 extern "C" void _mlir_ciface_remat_conv2d_filter_grad_bf16(
     StridedMemRefType<uint16_t, 5> *image, StridedMemRefType<float, 5> *filter,
     StridedMemRefType<uint16_t, 5> *response, int64_t strideH, int64_t strideW,
     int64_t dilationH, int64_t dilationW) {
-  FloatCopy<5> &x = getFloatCopy<5>(0), &y = getFloatCopy<5>(1);
-  x.fill(*image, bf16ToFloat);
-  y.fill(*response, bf16ToFloat);
-  _mlir_ciface_remat_conv2d_filter_grad_f32(&x.view, filter, &y.view, strideH,
-                                            strideW, dilationH, dilationW);
+  convolveHalf<BFloat16Format>(image, response, [&](auto *x, auto *y) {
+    _mlir_ciface_remat_conv2d_filter_grad_f32(x, filter, y, strideH, strideW,
+                                              dilationH, dilationW);
+  });
 }
 
 extern "C" void _mlir_ciface_remat_conv2d_filter_grad_f16(
     StridedMemRefType<uint16_t, 5> *image, StridedMemRefType<float, 5> *filter,
     StridedMemRefType<uint16_t, 5> *response, int64_t strideH, int64_t strideW,
     int64_t dilationH, int64_t dilationW) {
-  FloatCopy<5> &x = getFloatCopy<5>(0), &y = getFloatCopy<5>(1);
-  x.fill(*image, f16ToFloat);
-  y.fill(*response, f16ToFloat);
-  _mlir_ciface_remat_conv2d_filter_grad_f32(&x.view, filter, &y.view, strideH,
-                                            strideW, dilationH, dilationW);
+  convolveHalf<Float16Format>(image, response, [&](auto *x, auto *y) {
+    _mlir_ciface_remat_conv2d_filter_grad_f32(x, filter, y, strideH, strideW,
+                                              dilationH, dilationW);
+  });
 }
 
 void remat::runtime::resetAllocStats() {
