@@ -6,7 +6,12 @@
 // GEMM packs them, give C bit for bit what the f32 entry gives on float32
 // copies of the operands: over operand layouts (row-major, transposed,
 // padded, broadcast), shapes that the runtime cuts by rows, by columns and
-// along k, batches, special values, and 1 and 2 threads.
+// along k, batches, special values, and 1 and 2 threads; and that the bf16
+// and f16 convolution kernels (forward and filter gradient) give the f32
+// kernels' bits on float32 copies, over every path they take: im2col tiles
+// (one, several pixel tiles, several tap tiles), 1x1 filters read in
+// place, strides and dilations, depthwise filters (direct loops), and
+// operands that are not dense (read through float32 copies).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +21,7 @@
 
 #include "gtest/gtest.h"
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -63,16 +69,16 @@ struct HalfOperand {
 enum class Form { Rows, Columns, Padded, Broadcast };
 
 /// Finite 2-byte bits of moderate magnitude (some subnormal for f16), with
-/// one in 64 elements a special value: signed zeros, the largest finite
-/// value, infinities, quiet and signaling NaNs.
-uint16_t randomBits(std::mt19937 &rng, bool bf16) {
+/// one in `specialOneIn` elements (none at 0) a special value: signed
+/// zeros, the largest finite value, infinities, quiet and signaling NaNs.
+uint16_t randomBits(std::mt19937 &rng, bool bf16, unsigned specialOneIn = 64) {
   static const uint16_t bf16Specials[] = {0x0000, 0x8000, 0x7f7f, 0xff7f,
                                           0x7f80, 0xff80, 0x7fc0, 0x7f81,
                                           0x0001, 0x8080};
   static const uint16_t f16Specials[] = {0x0000, 0x8000, 0x7bff, 0xfbff,
                                          0x7c00, 0xfc00, 0x7e00, 0x7c01,
                                          0x0001, 0x83ff};
-  if (rng() % 64 == 0)
+  if (specialOneIn != 0 && rng() % specialOneIn == 0)
     return bf16 ? bf16Specials[rng() % 10] : f16Specials[rng() % 10];
   uint16_t sign = uint16_t(rng() % 2) << 15;
   if (bf16)
@@ -224,6 +230,145 @@ TEST(HalfGemmTest, BatchSameBitsAsFloatCopies) {
           std::memcmp(c.data(), expected.data(), c.size() * sizeof(float)), 0)
           << (bf16 ? "bf16" : "f16") << " batch " << batch;
     }
+}
+
+/// A rank-5 2-byte operand whose view lists its dimensions in memory from
+/// `order`'s outermost to innermost (dense when `order` is 0, 1, 2, 3, 4),
+/// one element past the start, and its float32 copy, row-major.
+struct HalfTensor {
+  std::vector<uint16_t> bits;
+  StridedMemRefType<uint16_t, 5> view;
+  std::vector<float> copy;
+  StridedMemRefType<float, 5> copyView;
+
+  HalfTensor(std::mt19937 &rng, std::array<int64_t, 5> sizes, bool bf16,
+             std::array<int, 5> order = {0, 1, 2, 3, 4}) {
+    int64_t count = 1;
+    for (int64_t size : sizes)
+      count *= size;
+    bits.resize(count + 1);
+    for (uint16_t &element : bits)
+      element = randomBits(rng, bf16, /*specialOneIn=*/0);
+    view.basePtr = view.data = bits.data();
+    view.offset = 1;
+    int64_t stride = 1;
+    for (int i = 4; i >= 0; --i) {
+      view.sizes[order[i]] = sizes[order[i]];
+      view.strides[order[i]] = stride;
+      stride *= sizes[order[i]];
+    }
+    copy.resize(count);
+    copyView.basePtr = copyView.data = copy.data();
+    copyView.offset = 0;
+    stride = 1;
+    for (int d = 4; d >= 0; --d) {
+      copyView.sizes[d] = sizes[d];
+      copyView.strides[d] = stride;
+      stride *= sizes[d];
+    }
+    int64_t index = 0;
+    for (int64_t a = 0; a < sizes[0]; ++a)
+      for (int64_t b = 0; b < sizes[1]; ++b)
+        for (int64_t c = 0; c < sizes[2]; ++c)
+          for (int64_t d = 0; d < sizes[3]; ++d)
+            for (int64_t e = 0; e < sizes[4]; ++e) {
+              uint16_t element =
+                  bits[view.offset + a * view.strides[0] + b * view.strides[1] +
+                       c * view.strides[2] + d * view.strides[3] +
+                       e * view.strides[4]];
+              copy[index++] = bf16 ? bf16ToFloat(element) : f16ToFloat(element);
+            }
+  }
+};
+
+/// A dense f32 operand of random floats in [-1, 1).
+struct FloatTensor {
+  std::vector<float> data;
+  StridedMemRefType<float, 5> view;
+
+  FloatTensor(std::mt19937 &rng, std::array<int64_t, 5> sizes) {
+    int64_t count = 1;
+    for (int64_t size : sizes)
+      count *= size;
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    data.resize(count);
+    for (float &value : data)
+      value = dist(rng);
+    view.basePtr = view.data = data.data();
+    view.offset = 0;
+    int64_t stride = 1;
+    for (int d = 4; d >= 0; --d) {
+      view.sizes[d] = sizes[d];
+      view.strides[d] = stride;
+      stride *= sizes[d];
+    }
+  }
+};
+
+struct ConvShape {
+  int64_t n, g, f, c, h, w, kh, kw, strideH, strideW, dilationH, dilationW;
+  int64_t oh() const { return (h - dilationH * (kh - 1) - 1) / strideH + 1; }
+  int64_t ow() const { return (w - dilationW * (kw - 1) - 1) / strideW + 1; }
+};
+
+/// The bf16 (or f16) forward and filter-gradient kernels against the f32
+/// ones on the operands' float32 copies: the same bits. `imageOrder` lays
+/// the image out in memory (not dense: the kernels read copies).
+void checkConvolution(const ConvShape &s, bool bf16,
+                      std::array<int, 5> imageOrder = {0, 1, 2, 3, 4}) {
+  std::mt19937 rng(s.n * 131 + s.c * 17 + s.kh * 5 + s.h + bf16);
+  std::array<int64_t, 5> imageSizes{s.n, s.g, s.c, s.h, s.w},
+      filterSizes{s.g, s.f, s.c, s.kh, s.kw},
+      responseSizes{s.n, s.g, s.f, s.oh(), s.ow()};
+  HalfTensor image(rng, imageSizes, bf16, imageOrder),
+      filter(rng, filterSizes, bf16), response(rng, responseSizes, bf16);
+  FloatTensor output(rng, responseSizes), expected = output;
+  expected.view.basePtr = expected.view.data = expected.data.data();
+  setPoolThreads(2);
+  _mlir_ciface_remat_conv2d_f32(&image.copyView, &filter.copyView,
+                                &expected.view, s.strideH, s.strideW,
+                                s.dilationH, s.dilationW);
+  (bf16 ? _mlir_ciface_remat_conv2d_bf16 : _mlir_ciface_remat_conv2d_f16)(
+      &image.view, &filter.view, &output.view, s.strideH, s.strideW,
+      s.dilationH, s.dilationW);
+  EXPECT_EQ(std::memcmp(output.data.data(), expected.data.data(),
+                        output.data.size() * sizeof(float)),
+            0)
+      << (bf16 ? "bf16" : "f16") << " forward, " << s.c << " channels " << s.kh
+      << "x" << s.kw;
+  FloatTensor gradient(rng, filterSizes), expectedGradient = gradient;
+  expectedGradient.view.basePtr = expectedGradient.view.data =
+      expectedGradient.data.data();
+  _mlir_ciface_remat_conv2d_filter_grad_f32(
+      &image.copyView, &expectedGradient.view, &response.copyView, s.strideH,
+      s.strideW, s.dilationH, s.dilationW);
+  (bf16 ? _mlir_ciface_remat_conv2d_filter_grad_bf16
+        : _mlir_ciface_remat_conv2d_filter_grad_f16)(
+      &image.view, &gradient.view, &response.view, s.strideH, s.strideW,
+      s.dilationH, s.dilationW);
+  setPoolThreads(1);
+  EXPECT_EQ(std::memcmp(gradient.data.data(), expectedGradient.data.data(),
+                        gradient.data.size() * sizeof(float)),
+            0)
+      << (bf16 ? "bf16" : "f16") << " filter gradient, " << s.c << " channels "
+      << s.kh << "x" << s.kw;
+}
+
+TEST(HalfConvTest, SameBitsAsFloatCopies) {
+  for (bool bf16 : {true, false}) {
+    // One im2col tile; several pixel tiles; several tap tiles (576 taps).
+    checkConvolution({2, 1, 8, 4, 10, 10, 3, 3, 1, 1, 1, 1}, bf16);
+    checkConvolution({1, 1, 8, 3, 64, 64, 3, 3, 1, 1, 1, 1}, bf16);
+    checkConvolution({1, 1, 40, 64, 6, 6, 3, 3, 1, 1, 1, 1}, bf16);
+    // A 1x1 filter read in place; groups, strides and dilations.
+    checkConvolution({2, 1, 16, 8, 6, 6, 1, 1, 1, 1, 1, 1}, bf16);
+    checkConvolution({2, 2, 8, 3, 11, 9, 3, 2, 2, 1, 1, 2}, bf16);
+    // Depthwise filters: direct loops.
+    checkConvolution({2, 4, 1, 1, 8, 8, 3, 3, 1, 1, 1, 1}, bf16);
+    // A channels-last image, not dense.
+    checkConvolution({2, 1, 8, 4, 10, 10, 3, 3, 1, 1, 1, 1}, bf16,
+                     {0, 1, 3, 4, 2});
+  }
 }
 
 } // namespace
