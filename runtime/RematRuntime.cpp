@@ -7,6 +7,7 @@
 
 #include "RematRuntime.h"
 #include "Gemm.h"
+#include "HalfFloat.h"
 #include "Sgemm.h"
 #include "ThreadPool.h"
 
@@ -24,6 +25,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -192,20 +194,15 @@ extern "C" void _mlir_memref_to_llvm_free(void *ptr) {
 
 namespace {
 
-/// C += A * B for one matrix: remat's own kernel (Sgemm.h) on hosts with
-/// AVX-512 when C's rows are contiguous, `sgemm` elsewhere when each
-/// operand's rows or (for A and B) columns are.
-void matmul(const float *a, int64_t aRowStride, int64_t aColStride,
-            const float *b, int64_t bRowStride, int64_t bColStride, float *c,
-            int64_t cRowStride, int64_t cColStride, int64_t m, int64_t n,
-            int64_t k) {
-  std::optional<GemmLayout> cLayout =
-      getGemmLayout(m, n, cRowStride, cColStride);
-  if (cLayout && !cLayout->transposed && hasNativeSgemm()) {
-    nativeSgemm(m, n, k, a, aRowStride, aColStride, b, bRowStride, bColStride,
-                c, cLayout->leading);
-    return;
-  }
+/// C += A * B for f32 operands, where the native kernel does not take C:
+/// `sgemm` when each operand's rows or (for A and B) columns are
+/// contiguous, else a plain loop nest.
+void matmulWithoutNativeKernel(const float *a, int64_t aRowStride,
+                               int64_t aColStride, const float *b,
+                               int64_t bRowStride, int64_t bColStride, float *c,
+                               int64_t cRowStride, int64_t cColStride,
+                               int64_t m, int64_t n, int64_t k,
+                               std::optional<GemmLayout> cLayout) {
   std::optional<GemmLayout> aLayout =
       getGemmLayout(m, k, aRowStride, aColStride);
   std::optional<GemmLayout> bLayout =
@@ -229,6 +226,30 @@ void matmul(const float *a, int64_t aRowStride, int64_t aColStride,
     }
 }
 
+/// C += A * B for one matrix: remat's own kernel (Sgemm.h) on hosts with
+/// AVX-512 when C's rows are contiguous, matmulWithoutNativeKernel
+/// elsewhere. A and B hold Format's elements; 2-byte ones come here only
+/// where the native kernel takes C (matmulHalf).
+template <typename Format = Float32Format>
+void matmul(const typename Format::Element *a, int64_t aRowStride,
+            int64_t aColStride, const typename Format::Element *b,
+            int64_t bRowStride, int64_t bColStride, float *c,
+            int64_t cRowStride, int64_t cColStride, int64_t m, int64_t n,
+            int64_t k) {
+  std::optional<GemmLayout> cLayout =
+      getGemmLayout(m, n, cRowStride, cColStride);
+  if constexpr (std::is_same_v<Format, Float32Format>) {
+    if (!cLayout || cLayout->transposed || !hasNativeSgemm()) {
+      matmulWithoutNativeKernel(a, aRowStride, aColStride, b, bRowStride,
+                                bColStride, c, cRowStride, cColStride, m, n, k,
+                                cLayout);
+      return;
+    }
+  }
+  nativeSgemm<Format>(m, n, k, a, aRowStride, aColStride, b, bRowStride,
+                      bColStride, c, cLayout->leading);
+}
+
 /// Matmuls of at least this many multiply-adds are cut into blocks.
 constexpr int64_t kMinBlockedWork = int64_t(1) << 21;
 /// The fewest rows (or columns) of C in a block and the most blocks of one
@@ -241,8 +262,9 @@ constexpr int64_t kMaxBlocks = 4;
 constexpr int64_t kMinUnits = 4;
 
 /// The signature of matmul and matmulBlocked.
-using MatmulFn = void (*)(const float *a, int64_t aRowStride,
-                          int64_t aColStride, const float *b,
+template <typename Format = Float32Format>
+using MatmulFn = void (*)(const typename Format::Element *a, int64_t aRowStride,
+                          int64_t aColStride, const typename Format::Element *b,
                           int64_t bRowStride, int64_t bColStride, float *c,
                           int64_t cRowStride, int64_t cColStride, int64_t m,
                           int64_t n, int64_t k);
@@ -263,21 +285,23 @@ constexpr int64_t kSplitParts = 4;
 /// pack all of the other operand again; a part packs only its range. The
 /// parts depend on m, n and k alone, so the sums' order never depends on
 /// the number of threads.
-void matmulSplitDepth(const float *a, int64_t aRowStride, int64_t aColStride,
-                      const float *b, int64_t bRowStride, int64_t bColStride,
-                      float *c, int64_t cRowStride, int64_t cColStride,
-                      int64_t m, int64_t n, int64_t k) {
+template <typename Format>
+void matmulSplitDepth(const typename Format::Element *a, int64_t aRowStride,
+                      int64_t aColStride, const typename Format::Element *b,
+                      int64_t bRowStride, int64_t bColStride, float *c,
+                      int64_t cRowStride, int64_t cColStride, int64_t m,
+                      int64_t n, int64_t k) {
   int64_t size = (k + kSplitParts - 1) / kSplitParts;
   thread_local std::vector<float> storage;
   storage.resize((kSplitParts - 1) * m * n);
   float *partials = storage.data();
   getThreadPool().parallelFor(kSplitParts, [&](int64_t part) {
     int64_t first = part * size, count = std::min(size, k - first);
-    const float *aPart = a + first * aColStride;
-    const float *bPart = b + first * bRowStride;
+    const typename Format::Element *aPart = a + first * aColStride;
+    const typename Format::Element *bPart = b + first * bRowStride;
     if (part == 0) {
-      matmul(aPart, aRowStride, aColStride, bPart, bRowStride, bColStride, c,
-             cRowStride, cColStride, m, n, count);
+      matmul<Format>(aPart, aRowStride, aColStride, bPart, bRowStride,
+                     bColStride, c, cRowStride, cColStride, m, n, count);
       return;
     }
     // Each part zeroes its own partial: a short last part (or an empty one)
@@ -285,8 +309,8 @@ void matmulSplitDepth(const float *a, int64_t aRowStride, int64_t aColStride,
     float *partial = partials + (part - 1) * m * n;
     std::fill(partial, partial + m * n, 0.0f);
     if (count > 0)
-      matmul(aPart, aRowStride, aColStride, bPart, bRowStride, bColStride,
-             partial, n, 1, m, n, count);
+      matmul<Format>(aPart, aRowStride, aColStride, bPart, bRowStride,
+                     bColStride, partial, n, 1, m, n, count);
   });
   // C's rows take the partials in order, in blocks the pool runs.
   int64_t rowBlocks = std::min<int64_t>(m, kSplitParts);
@@ -308,14 +332,17 @@ void matmulSplitDepth(const float *a, int64_t aRowStride, int64_t aColStride,
 /// over all of k. A small C with a long k is cut along k instead
 /// (matmulSplitDepth). The blocks depend on m, n and k alone, so each
 /// element of C comes from the same calls whatever the number of threads.
-void matmulBlocked(const float *a, int64_t aRowStride, int64_t aColStride,
-                   const float *b, int64_t bRowStride, int64_t bColStride,
-                   float *c, int64_t cRowStride, int64_t cColStride, int64_t m,
-                   int64_t n, int64_t k) {
+template <typename Format = Float32Format>
+void matmulBlocked(const typename Format::Element *a, int64_t aRowStride,
+                   int64_t aColStride, const typename Format::Element *b,
+                   int64_t bRowStride, int64_t bColStride, float *c,
+                   int64_t cRowStride, int64_t cColStride, int64_t m, int64_t n,
+                   int64_t k) {
   if (m * n * k >= kMinBlockedWork && m <= kMaxSplitExtent &&
       n <= kMaxSplitExtent && k >= kMinSplitDepth)
-    return matmulSplitDepth(a, aRowStride, aColStride, b, bRowStride,
-                            bColStride, c, cRowStride, cColStride, m, n, k);
+    return matmulSplitDepth<Format>(a, aRowStride, aColStride, b, bRowStride,
+                                    bColStride, c, cRowStride, cColStride, m, n,
+                                    k);
   bool byRows = m >= n;
   int64_t extent = byRows ? m : n;
   int64_t blocks =
@@ -323,8 +350,8 @@ void matmulBlocked(const float *a, int64_t aRowStride, int64_t aColStride,
           ? 1
           : std::clamp<int64_t>(extent / kMinBlockExtent, 1, kMaxBlocks);
   if (blocks == 1) {
-    matmul(a, aRowStride, aColStride, b, bRowStride, bColStride, c, cRowStride,
-           cColStride, m, n, k);
+    matmul<Format>(a, aRowStride, aColStride, b, bRowStride, bColStride, c,
+                   cRowStride, cColStride, m, n, k);
     return;
   }
   int64_t size = (extent + blocks - 1) / blocks;
@@ -333,33 +360,35 @@ void matmulBlocked(const float *a, int64_t aRowStride, int64_t aColStride,
     if (count <= 0)
       return;
     if (byRows)
-      matmul(a + first * aRowStride, aRowStride, aColStride, b, bRowStride,
-             bColStride, c + first * cRowStride, cRowStride, cColStride, count,
-             n, k);
+      matmul<Format>(a + first * aRowStride, aRowStride, aColStride, b,
+                     bRowStride, bColStride, c + first * cRowStride, cRowStride,
+                     cColStride, count, n, k);
     else
-      matmul(a, aRowStride, aColStride, b + first * bColStride, bRowStride,
-             bColStride, c + first * cColStride, cRowStride, cColStride, m,
-             count, k);
+      matmul<Format>(a, aRowStride, aColStride, b + first * bColStride,
+                     bRowStride, bColStride, c + first * cColStride, cRowStride,
+                     cColStride, m, count, k);
   });
 }
 
-} // namespace
-
-extern "C" void _mlir_ciface_remat_matmul_f32(StridedMemRefType<float, 2> *a,
-                                              StridedMemRefType<float, 2> *b,
-                                              StridedMemRefType<float, 2> *c) {
-  matmulBlocked(a->data + a->offset, a->strides[0], a->strides[1],
-                b->data + b->offset, b->strides[0], b->strides[1],
-                c->data + c->offset, c->strides[0], c->strides[1], c->sizes[0],
-                c->sizes[1], a->sizes[1]);
+/// C += A * B for one matrix (rank 2) or every batch (rank 3) of Format's
+/// A and B: the batches over the pool, a few of them cutting their
+/// matmuls into blocks.
+template <typename Format>
+void matmulMemRefs(StridedMemRefType<typename Format::Element, 2> *a,
+                   StridedMemRefType<typename Format::Element, 2> *b,
+                   StridedMemRefType<float, 2> *c) {
+  matmulBlocked<Format>(a->data + a->offset, a->strides[0], a->strides[1],
+                        b->data + b->offset, b->strides[0], b->strides[1],
+                        c->data + c->offset, c->strides[0], c->strides[1],
+                        c->sizes[0], c->sizes[1], a->sizes[1]);
 }
 
-extern "C" void
-_mlir_ciface_remat_batch_matmul_f32(StridedMemRefType<float, 3> *a,
-                                    StridedMemRefType<float, 3> *b,
-                                    StridedMemRefType<float, 3> *c) {
-  // One unit per batch; a few batches cut their matmuls into blocks.
-  MatmulFn gemm = c->sizes[0] < kMinUnits ? matmulBlocked : matmul;
+template <typename Format>
+void matmulMemRefs(StridedMemRefType<typename Format::Element, 3> *a,
+                   StridedMemRefType<typename Format::Element, 3> *b,
+                   StridedMemRefType<float, 3> *c) {
+  MatmulFn<Format> gemm =
+      c->sizes[0] < kMinUnits ? matmulBlocked<Format> : matmul<Format>;
   getThreadPool().parallelFor(c->sizes[0], [&](int64_t batch) {
     gemm(a->data + a->offset + batch * a->strides[0], a->strides[1],
          a->strides[2], b->data + b->offset + batch * b->strides[0],
@@ -369,23 +398,40 @@ _mlir_ciface_remat_batch_matmul_f32(StridedMemRefType<float, 3> *a,
   });
 }
 
+} // namespace
+
+extern "C" void _mlir_ciface_remat_matmul_f32(StridedMemRefType<float, 2> *a,
+                                              StridedMemRefType<float, 2> *b,
+                                              StridedMemRefType<float, 2> *c) {
+  matmulMemRefs<Float32Format>(a, b, c);
+}
+
+extern "C" void
+_mlir_ciface_remat_batch_matmul_f32(StridedMemRefType<float, 3> *a,
+                                    StridedMemRefType<float, 3> *b,
+                                    StridedMemRefType<float, 3> *c) {
+  matmulMemRefs<Float32Format>(a, b, c);
+}
+
 namespace {
 
 /// A rank-5 view the convolution kernels read: image [N, G, C, H, W],
-/// filter [G, F, C, KH, KW] or response [N, G, F, OH, OW].
-struct View {
-  float *data;
+/// filter [G, F, C, KH, KW] or response [N, G, F, OH, OW], of float32 or of
+/// 2-byte floats' bits (a Format's elements).
+template <typename T = float> struct View {
+  T *data;
   const int64_t *sizes;
   const int64_t *strides;
 };
 
-View getView(StridedMemRefType<float, 5> *memref) {
+template <typename T> View<T> getView(StridedMemRefType<T, 5> *memref) {
   return {memref->data + memref->offset, memref->sizes, memref->strides};
 }
 
 /// The stride of dimensions [first, 5) of `view` read as one dimension
 /// (dimensions of size 1 step nowhere), or none if they do not collapse.
-std::optional<int64_t> getCollapsedStride(const View &view, int first) {
+template <typename T>
+std::optional<int64_t> getCollapsedStride(const View<T> &view, int first) {
   std::optional<int64_t> stride;
   int64_t inner = 1;
   for (int dim = 4; dim >= first; --dim) {
@@ -431,8 +477,9 @@ struct ConvShape {
   std::exit(kAllocationFailureExitCode);
 }
 
-ConvShape getConvShape(const char *kernel, const View &image,
-                       const View &filter, const View &response,
+template <typename I, typename F, typename R>
+ConvShape getConvShape(const char *kernel, const View<I> &image,
+                       const View<F> &filter, const View<R> &response,
                        int64_t strideH, int64_t strideW, int64_t dilationH,
                        int64_t dilationW) {
   ConvShape shape{response.sizes[0], response.sizes[1], response.sizes[2],
@@ -461,11 +508,11 @@ ConvShape getConvShape(const char *kernel, const View &image,
 /// tap0 + row at pixels pixel0 + pixel on, for every row in [0, taps). Runs are
 /// image rows, often a few floats; where a run lies is worked out once per
 /// tile, not once per tap.
-template <typename CopyRunFn>
-void packImageTile(const View &image, const ConvShape &shape, int64_t n,
+template <typename T, typename CopyRunFn>
+void packImageTile(const View<T> &image, const ConvShape &shape, int64_t n,
                    int64_t g, int64_t tap0, int64_t taps, int64_t pixel0,
                    int64_t pixels, CopyRunFn copyRun) {
-  const float *base = image.data + n * image.strides[0] + g * image.strides[1];
+  const T *base = image.data + n * image.strides[0] + g * image.strides[1];
   int64_t rowStep = shape.strideH * image.strides[3];
   int64_t colStep = shape.strideW * image.strides[4];
   // Where each tap reads from, relative to the pixel's window.
@@ -489,16 +536,18 @@ void packImageTile(const View &image, const ConvShape &shape, int64_t n,
   }
 }
 
-/// to[i * toStep] = from[i * step] for i in [0, count): a loop, not memcpy
-/// calls, for runs of a few floats.
-inline void copyStrided(float *to, int64_t toStep, const float *from,
-                        int64_t count, int64_t step) {
+/// to[i * toStep] = from[i * step] for i in [0, count), widened by
+/// Format: a loop, not memcpy calls, for runs of a few floats.
+template <typename Format = Float32Format>
+inline void copyStrided(float *to, int64_t toStep,
+                        const typename Format::Element *from, int64_t count,
+                        int64_t step) {
   if (toStep == 1 && step == 1)
     for (int64_t i = 0; i < count; ++i)
-      to[i] = from[i];
+      to[i] = Format::load(from[i]);
   else
     for (int64_t i = 0; i < count; ++i)
-      to[i * toStep] = from[i * step];
+      to[i * toStep] = Format::load(from[i * step]);
 }
 
 /// How the kernels tile a convolution for sgemm: taps x pixels im2col tiles
@@ -541,7 +590,8 @@ Tiling getTiling(const ConvShape &shape, bool filterGrad, bool packed) {
 /// The strided matrix a 1x1 convolution with unit strides reads its image
 /// (n, g) as, C x (OH * OW), when the pixels collapse with stride 1: no
 /// im2col then.
-bool isImageMatrix(const View &image, const ConvShape &shape) {
+template <typename T>
+bool isImageMatrix(const View<T> &image, const ConvShape &shape) {
   if (shape.kh != 1 || shape.kw != 1)
     return false;
   int64_t colStep = shape.strideW * image.strides[4];
@@ -554,8 +604,9 @@ bool isImageMatrix(const View &image, const ConvShape &shape) {
 /// into one dimension (stride 1 when it is written), a response whose
 /// pixels collapse with stride 1, and enough work per GEMM (depthwise
 /// filters take the direct loops).
-bool useGemm(const View &filter, const View &response, const ConvShape &shape,
-             bool writesFilter) {
+template <typename F, typename R>
+bool useGemm(const View<F> &filter, const View<R> &response,
+             const ConvShape &shape, bool writesFilter) {
   std::optional<int64_t> tapStride = getCollapsedStride(filter, 2);
   std::optional<int64_t> pixelStride = getCollapsedStride(response, 3);
   return tapStride && pixelStride && *pixelStride == 1 &&
@@ -563,8 +614,9 @@ bool useGemm(const View &filter, const View &response, const ConvShape &shape,
 }
 
 /// The filter element (g, f, c, kh, kw).
-float &filterAt(const View &filter, int64_t g, int64_t f, int64_t c, int64_t kh,
-                int64_t kw) {
+template <typename T>
+T &filterAt(const View<T> &filter, int64_t g, int64_t f, int64_t c, int64_t kh,
+            int64_t kw) {
   return filter.data[g * filter.strides[0] + f * filter.strides[1] +
                      c * filter.strides[2] + kh * filter.strides[3] +
                      kw * filter.strides[4]];
@@ -572,8 +624,9 @@ float &filterAt(const View &filter, int64_t g, int64_t f, int64_t c, int64_t kh,
 
 /// The first image element that tap (c, kh, kw) reads for output row `oh`
 /// of image n, group g; output column ow reads it ow * strideW elements on.
-const float *tapRow(const View &image, const ConvShape &s, int64_t n, int64_t g,
-                    int64_t c, int64_t oh, int64_t kh, int64_t kw) {
+template <typename T>
+const T *tapRow(const View<T> &image, const ConvShape &s, int64_t n, int64_t g,
+                int64_t c, int64_t oh, int64_t kh, int64_t kw) {
   return image.data + n * image.strides[0] + g * image.strides[1] +
          c * image.strides[2] +
          (oh * s.strideH + kh * s.dilationH) * image.strides[3] +
@@ -581,9 +634,12 @@ const float *tapRow(const View &image, const ConvShape &s, int64_t n, int64_t g,
 }
 
 /// response += conv(image, filter), summed over taps in order c, kh, kw;
-/// one unit of the pool per output channel of each image.
-void convolveDirect(const View &image, const View &filter, const View &response,
-                    const ConvShape &s) {
+/// one unit of the pool per output channel of each image. Image and filter
+/// hold Format's elements.
+template <typename Format>
+void convolveDirect(const View<typename Format::Element> &image,
+                    const View<typename Format::Element> &filter,
+                    const View<> &response, const ConvShape &s) {
   getThreadPool().parallelFor(s.n * s.g * s.f, [&](int64_t unit) {
     int64_t f = unit % s.f, g = unit / s.f % s.g, n = unit / (s.f * s.g);
     for (int64_t oh = 0; oh < s.oh; ++oh) {
@@ -593,11 +649,13 @@ void convolveDirect(const View &image, const View &filter, const View &response,
       for (int64_t c = 0; c < s.c; ++c)
         for (int64_t kh = 0; kh < s.kh; ++kh)
           for (int64_t kw = 0; kw < s.kw; ++kw) {
-            float weight = filterAt(filter, g, f, c, kh, kw);
-            const float *in = tapRow(image, s, n, g, c, oh, kh, kw);
+            float weight = Format::load(filterAt(filter, g, f, c, kh, kw));
+            const typename Format::Element *in =
+                tapRow(image, s, n, g, c, oh, kh, kw);
             int64_t step = s.strideW * image.strides[4];
             for (int64_t ow = 0; ow < s.ow; ++ow)
-              out[ow * response.strides[4]] += weight * in[ow * step];
+              out[ow * response.strides[4]] +=
+                  weight * Format::load(in[ow * step]);
           }
     }
   });
@@ -607,8 +665,12 @@ void convolveDirect(const View &image, const View &filter, const View &response,
 /// depthwise filter's tap sums every pixel of the batch: a float chain
 /// there drifts several times farther from the exact sum than PyTorch's
 /// blocked kernels) and rounded once; one unit of the pool per filter.
-void convolveFilterDirect(const View &image, const View &filter,
-                          const View &response, const ConvShape &s) {
+/// Image and response hold Format's elements.
+template <typename Format>
+void convolveFilterDirect(const View<typename Format::Element> &image,
+                          const View<> &filter,
+                          const View<typename Format::Element> &response,
+                          const ConvShape &s) {
   getThreadPool().parallelFor(s.g * s.f, [&](int64_t unit) {
     int64_t g = unit / s.f, f = unit % s.f;
     for (int64_t c = 0; c < s.c; ++c)
@@ -618,14 +680,16 @@ void convolveFilterDirect(const View &image, const View &filter,
           double acc = out;
           for (int64_t n = 0; n < s.n; ++n)
             for (int64_t oh = 0; oh < s.oh; ++oh) {
-              const float *grad = response.data + n * response.strides[0] +
-                                  g * response.strides[1] +
-                                  f * response.strides[2] +
-                                  oh * response.strides[3];
-              const float *in = tapRow(image, s, n, g, c, oh, kh, kw);
+              const typename Format::Element *grad =
+                  response.data + n * response.strides[0] +
+                  g * response.strides[1] + f * response.strides[2] +
+                  oh * response.strides[3];
+              const typename Format::Element *in =
+                  tapRow(image, s, n, g, c, oh, kh, kw);
               int64_t step = s.strideW * image.strides[4];
               for (int64_t ow = 0; ow < s.ow; ++ow)
-                acc += double(grad[ow * response.strides[4]]) * in[ow * step];
+                acc += double(Format::load(grad[ow * response.strides[4]])) *
+                       Format::load(in[ow * step]);
             }
           out = float(acc);
         }
@@ -634,19 +698,22 @@ void convolveFilterDirect(const View &image, const View &filter,
 
 /// The filter of group g as an F x taps matrix: its start, row and column
 /// strides.
-struct Matrix {
-  float *data;
+template <typename T> struct Matrix {
+  T *data;
   int64_t rowStride, colStride;
 };
 
-Matrix getFilterMatrix(const View &filter, const ConvShape &s, int64_t g) {
+template <typename T>
+Matrix<T> getFilterMatrix(const View<T> &filter, const ConvShape &s,
+                          int64_t g) {
   int64_t tapStride = *getCollapsedStride(filter, 2);
   return {filter.data + g * filter.strides[0],
           getRowStride(s.f, filter.strides[1], s.taps(), tapStride), tapStride};
 }
 
-Matrix getResponseMatrix(const View &response, const ConvShape &s, int64_t n,
-                         int64_t g) {
+template <typename T>
+Matrix<T> getResponseMatrix(const View<T> &response, const ConvShape &s,
+                            int64_t n, int64_t g) {
   return {response.data + n * response.strides[0] + g * response.strides[1],
           getRowStride(s.f, response.strides[2], s.pixels(), 1), 1};
 }
@@ -662,16 +729,30 @@ __attribute__((target("avx512f"))) inline __m512 unpackHigh64(__m512 a,
   return _mm512_castpd_ps(
       _mm512_unpackhi_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)));
 }
-/// Stores the 16 x 16 block of floats whose rows start at rows[0..15] +
-/// column transposed: row i of the result (column i of the block) at dst +
-/// i * dstStride.
-__attribute__((target("avx512f"))) void transpose16x16(const float *const *rows,
-                                                       float *dst,
-                                                       int64_t dstStride,
-                                                       int64_t column) {
+/// The 16 elements at `from`, widened by Format.
+template <typename Format>
+__attribute__((target("avx512f"))) inline __m512
+load16(const typename Format::Element *from) {
+  if constexpr (std::is_same_v<Format, Float32Format>) {
+    return _mm512_loadu_ps(from);
+  } else {
+    alignas(64) float widened[16];
+    for (int q = 0; q < 16; ++q)
+      widened[q] = Format::load(from[q]);
+    return _mm512_load_ps(widened);
+  }
+}
+
+/// Stores the 16 x 16 block of Format's elements whose rows start at
+/// rows[0..15] + column, widened and transposed: row i of the result
+/// (column i of the block) at dst + i * dstStride.
+template <typename Format>
+__attribute__((target("avx512f"))) void
+transpose16x16(const typename Format::Element *const *rows, float *dst,
+               int64_t dstStride, int64_t column) {
   __m512 r[16], t[16];
   for (int q = 0; q < 16; ++q)
-    r[q] = _mm512_loadu_ps(rows[q] + column);
+    r[q] = load16<Format>(rows[q] + column);
   // Pairs of rows interleaved by 32-bit, then 64-bit elements, then their
   // 128-bit quarters exchanged twice.
   for (int q = 0; q < 16; q += 2) {
@@ -697,67 +778,73 @@ __attribute__((target("avx512f"))) void transpose16x16(const float *const *rows,
     _mm512_storeu_ps(dst + q * dstStride, r[q]);
 }
 
-/// packImageTile into the native kernel's panels (Sgemm.h): B of the
-/// response's product (taps x pixels), or with `filterGrad` of the filter
-/// gradient's (pixels x taps). Only on hosts with the native kernel, so
-/// with AVX-512F.
-void packImagePanels(const View &image, const ConvShape &s, bool filterGrad,
-                     int64_t n, int64_t g, int64_t tap0, int64_t taps,
-                     int64_t pixel0, int64_t pixels, float *panels) {
+/// packImageTile into the native kernel's panels (Sgemm.h), widened by
+/// Format: B of the response's product (taps x pixels), or with
+/// `filterGrad` of the filter gradient's (pixels x taps). Only on hosts with
+/// the native kernel, so with AVX-512F.
+template <typename Format>
+void packImagePanels(const View<typename Format::Element> &image,
+                     const ConvShape &s, bool filterGrad, int64_t n, int64_t g,
+                     int64_t tap0, int64_t taps, int64_t pixel0, int64_t pixels,
+                     float *panels) {
+  using Element = typename Format::Element;
   if (!filterGrad) {
     // Pixels are B's columns: a run is cut where a panel ends.
-    packImageTile(image, s, n, g, tap0, taps, pixel0, pixels,
-                  [&](int64_t pixel, const float *window, int64_t count,
-                      int64_t step, const int64_t *tapOffsets) {
-                    for (int64_t row = 0; row < taps; ++row) {
-                      const float *from = window + tapOffsets[row];
-                      for (int64_t at = pixel, left = count; left > 0;) {
-                        int64_t part =
-                            std::min(left, kPanelColumns - at % kPanelColumns);
-                        copyStrided(panels + getPackedIndex(taps, row, at), 1,
-                                    from, part, step);
-                        at += part, from += part * step, left -= part;
-                      }
-                    }
-                  });
+    packImageTile(
+        image, s, n, g, tap0, taps, pixel0, pixels,
+        [&](int64_t pixel, const Element *window, int64_t count, int64_t step,
+            const int64_t *tapOffsets) {
+          for (int64_t row = 0; row < taps; ++row) {
+            const Element *from = window + tapOffsets[row];
+            for (int64_t at = pixel, left = count; left > 0;) {
+              int64_t part = std::min(left, kPanelColumns - at % kPanelColumns);
+              copyStrided<Format>(panels + getPackedIndex(taps, row, at), 1,
+                                  from, part, step);
+              at += part, from += part * step, left -= part;
+            }
+          }
+        });
     return;
   }
   // Pixels are B's rows, a panel's width apart: 16 taps by 16 contiguous
   // pixels are one transposed block (16 taps start at a multiple of 16, so
   // they lie in one panel), the rest element by element.
   packImageTile(image, s, n, g, tap0, taps, pixel0, pixels,
-                [&](int64_t pixel, const float *window, int64_t count,
+                [&](int64_t pixel, const Element *window, int64_t count,
                     int64_t step, const int64_t *tapOffsets) {
                   int64_t row = 0;
                   if (step == 1)
                     for (; row + 16 <= taps; row += 16) {
-                      const float *from[16];
+                      const Element *from[16];
                       for (int q = 0; q < 16; ++q)
                         from[q] = window + tapOffsets[row + q];
                       float *to = panels + getPackedIndex(pixels, pixel, row);
                       int64_t blocks = count / 16;
                       for (int64_t block = 0; block < blocks; ++block)
-                        transpose16x16(from, to + block * 16 * kPanelColumns,
-                                       kPanelColumns, block * 16);
+                        transpose16x16<Format>(from,
+                                               to + block * 16 * kPanelColumns,
+                                               kPanelColumns, block * 16);
                       for (int64_t i = blocks * 16; i < count; ++i)
                         for (int q = 0; q < 16; ++q)
-                          to[i * kPanelColumns + q] = from[q][i];
+                          to[i * kPanelColumns + q] = Format::load(from[q][i]);
                     }
                   for (; row < taps; ++row)
-                    copyStrided(panels + getPackedIndex(pixels, pixel, row),
-                                kPanelColumns, window + tapOffsets[row], count,
-                                step);
+                    copyStrided<Format>(
+                        panels + getPackedIndex(pixels, pixel, row),
+                        kPanelColumns, window + tapOffsets[row], count, step);
                 });
 }
 
 /// C += A * B with B packed in the native kernel's panels (Sgemm.h), and A
-/// strided or, where `aPacked` is not null, packed too (packSgemmA); cut
-/// into blocks of C's rows (in whole panels of a packed A), or of its
-/// columns in whole panels, as matmulBlocked cuts a product when `blocked`.
-void matmulPacked(bool blocked, const float *a, int64_t aRowStride,
-                  int64_t aColStride, const float *aPacked, const float *b,
-                  float *c, int64_t cRowStride, int64_t m, int64_t n,
-                  int64_t k) {
+/// (Format's elements) strided or, where `aPacked` is not null, packed too
+/// (packSgemmA); cut into blocks of C's rows (in whole panels of a packed
+/// A), or of its columns in whole panels, as matmulBlocked cuts a product
+/// when `blocked`.
+template <typename Format>
+void matmulPacked(bool blocked, const typename Format::Element *a,
+                  int64_t aRowStride, int64_t aColStride, const float *aPacked,
+                  const float *b, float *c, int64_t cRowStride, int64_t m,
+                  int64_t n, int64_t k) {
   auto multiply = [&](int64_t row0, int64_t rows, int64_t col0, int64_t cols) {
     const float *bPanels = b + getPackedIndex(k, 0, col0);
     float *cBlock = c + row0 * cRowStride + col0;
@@ -765,8 +852,9 @@ void matmulPacked(bool blocked, const float *a, int64_t aRowStride,
       nativeSgemmPrepacked(rows, cols, k, aPacked + row0 * k, bPanels, cBlock,
                            cRowStride);
     else
-      nativeSgemmPacked(rows, cols, k, a + row0 * aRowStride, aRowStride,
-                        aColStride, bPanels, cBlock, cRowStride);
+      nativeSgemmPacked<Format>(rows, cols, k, a + row0 * aRowStride,
+                                aRowStride, aColStride, bPanels, cBlock,
+                                cRowStride);
   };
   bool byRows = m >= n;
   int64_t extent = byRows ? m : n;
@@ -796,10 +884,10 @@ void matmulPacked(bool blocked, const float *a, int64_t aRowStride,
 /// with fewer than kMinUnits units, else matmul) on a row-major im2col
 /// tile, or, `packed`, through matmulPacked on a tile in the native
 /// kernel's panels.
-struct ConvGemm {
-  MatmulFn gemm;
+template <typename Format> struct ConvGemm {
+  MatmulFn<Format> gemm;
   bool packed;
-  bool blocked() const { return gemm == matmulBlocked; }
+  bool blocked() const { return gemm == matmulBlocked<Format>; }
 };
 
 /// Runs a convolution (or its filter gradient) as GEMMs: `whole(n, g, b,
@@ -813,10 +901,13 @@ struct ConvGemm {
 /// the order one thread makes them: for a response (`filterGrad` false) a
 /// unit is a pixel tile of image (n, g), over its tap tiles in order; for a
 /// filter gradient, a tap tile of group g, over images and then pixel tiles
-/// in order. The units depend on the shapes alone.
-template <typename WholeFn, typename TileFn>
-void forEachGemm(const View &image, const ConvShape &s, bool filterGrad,
-                 WholeFn whole, TileFn tile) {
+/// in order. The units depend on the shapes alone. The image holds
+/// Format's elements; 2-byte ones only on hosts with the native kernel.
+template <typename Format, typename WholeFn, typename TileFn>
+void forEachGemm(const View<typename Format::Element> &image,
+                 const ConvShape &s, bool filterGrad, WholeFn whole,
+                 TileFn tile) {
+  using Element = typename Format::Element;
   bool imageMatrix = isImageMatrix(image, s);
   bool packed = hasNativeSgemm();
   Tiling tiling = getTiling(s, filterGrad, packed);
@@ -827,7 +918,8 @@ void forEachGemm(const View &image, const ConvShape &s, bool filterGrad,
   };
   int64_t units = filterGrad ? s.g * (imageMatrix ? 1 : tapTiles)
                              : s.n * s.g * (imageMatrix ? 1 : pixelTiles);
-  ConvGemm gemm{units < kMinUnits ? matmulBlocked : matmul, packed};
+  ConvGemm<Format> gemm{
+      units < kMinUnits ? matmulBlocked<Format> : matmul<Format>, packed};
   auto runTile = [&](int64_t n, int64_t g, int64_t pixelTile, int64_t tapTile,
                      float *scratch) {
     int64_t pixel0 = pixelTile * tiling.pixels, tap0 = tapTile * tiling.taps;
@@ -835,15 +927,16 @@ void forEachGemm(const View &image, const ConvShape &s, bool filterGrad,
     int64_t taps = std::min(tiling.taps, s.taps() - tap0);
     if (!packed)
       packImageTile(image, s, n, g, tap0, taps, pixel0, pixels,
-                    [&](int64_t pixel, const float *window, int64_t count,
+                    [&](int64_t pixel, const Element *window, int64_t count,
                         int64_t step, const int64_t *tapOffsets) {
                       for (int64_t row = 0; row < taps; ++row)
-                        copyStrided(scratch + row * pixels + pixel, 1,
-                                    window + tapOffsets[row], count, step);
+                        copyStrided<Format>(scratch + row * pixels + pixel, 1,
+                                            window + tapOffsets[row], count,
+                                            step);
                     });
     else
-      packImagePanels(image, s, filterGrad, n, g, tap0, taps, pixel0, pixels,
-                      scratch);
+      packImagePanels<Format>(image, s, filterGrad, n, g, tap0, taps, pixel0,
+                              pixels, scratch);
     tile(n, g, pixel0, pixels, tap0, taps, scratch, gemm);
   };
   ThreadPool &pool = getThreadPool();
@@ -879,22 +972,24 @@ void forEachGemm(const View &image, const ConvShape &s, bool filterGrad,
   });
 }
 
-} // namespace
-
-extern "C" void
-_mlir_ciface_remat_conv2d_f32(StridedMemRefType<float, 5> *imageMemRef,
-                              StridedMemRefType<float, 5> *filterMemRef,
-                              StridedMemRefType<float, 5> *responseMemRef,
-                              int64_t strideH, int64_t strideW,
-                              int64_t dilationH, int64_t dilationW) {
-  View image = getView(imageMemRef), filter = getView(filterMemRef),
-       response = getView(responseMemRef);
-  ConvShape s = getConvShape("remat_conv2d_f32", image, filter, response,
-                             strideH, strideW, dilationH, dilationW);
+/// response += conv(image, filter), the kernel `kernel` (its name in
+/// errors): image and filter of Format's elements, 2-byte ones only on
+/// hosts with the native kernel.
+template <typename Format>
+void convolve(const char *kernel,
+              StridedMemRefType<typename Format::Element, 5> *imageMemRef,
+              StridedMemRefType<typename Format::Element, 5> *filterMemRef,
+              StridedMemRefType<float, 5> *responseMemRef, int64_t strideH,
+              int64_t strideW, int64_t dilationH, int64_t dilationW) {
+  using Element = typename Format::Element;
+  View<Element> image = getView(imageMemRef), filter = getView(filterMemRef);
+  View<> response = getView(responseMemRef);
+  ConvShape s = getConvShape(kernel, image, filter, response, strideH, strideW,
+                             dilationH, dilationW);
   if (s.n * s.g * s.f * s.pixels() == 0 || s.taps() == 0)
     return;
   if (!useGemm(filter, response, s, /*writesFilter=*/false)) {
-    convolveDirect(image, filter, response, s);
+    convolveDirect<Format>(image, filter, response, s);
     return;
   }
   // For the native kernel's im2col tiles, the filter of each group and tap
@@ -908,78 +1003,111 @@ _mlir_ciface_remat_conv2d_f32(StridedMemRefType<float, 5> *imageMemRef,
     filterPanels.resize(s.g * tapTiles * panelFloats);
     getThreadPool().parallelFor(s.g * tapTiles, [&](int64_t unit) {
       int64_t g = unit / tapTiles, tap0 = unit % tapTiles * tiling.taps;
-      Matrix a = getFilterMatrix(filter, s, g);
-      packSgemmA(s.f, std::min(tiling.taps, s.taps() - tap0),
-                 a.data + tap0 * a.colStride, a.rowStride, a.colStride,
-                 filterPanels.data() + unit * panelFloats);
+      Matrix<Element> a = getFilterMatrix(filter, s, g);
+      packSgemmA<Format>(s.f, std::min(tiling.taps, s.taps() - tap0),
+                         a.data + tap0 * a.colStride, a.rowStride, a.colStride,
+                         filterPanels.data() + unit * panelFloats);
     });
   }
-  forEachGemm(
+  forEachGemm<Format>(
       image, s, /*filterGrad=*/false,
-      [&](int64_t n, int64_t g, float *b, MatmulFn gemm) {
+      [&](int64_t n, int64_t g, const Element *b, MatmulFn<Format> gemm) {
         // Y[n, g] (F x P) += W[g] (F x C) * X[n, g] (C x P).
-        Matrix a = getFilterMatrix(filter, s, g);
-        Matrix c = getResponseMatrix(response, s, n, g);
+        Matrix<Element> a = getFilterMatrix(filter, s, g);
+        Matrix<float> c = getResponseMatrix(response, s, n, g);
         gemm(a.data, a.rowStride, a.colStride, b,
              getRowStride(s.c, image.strides[2], s.pixels(), 1), 1, c.data,
              c.rowStride, 1, s.f, s.pixels(), s.c);
       },
       [&](int64_t n, int64_t g, int64_t pixel0, int64_t pixels, int64_t tap0,
-          int64_t taps, const float *tile, ConvGemm gemm) {
-        Matrix a = getFilterMatrix(filter, s, g);
-        Matrix c = getResponseMatrix(response, s, n, g);
-        if (gemm.packed)
-          matmulPacked(gemm.blocked(), a.data + tap0 * a.colStride, a.rowStride,
-                       a.colStride,
-                       filterPanels.data() +
-                           (g * tapTiles + tap0 / tiling.taps) * panelFloats,
-                       tile, c.data + pixel0, c.rowStride, s.f, pixels, taps);
-        else
-          gemm.gemm(a.data + tap0 * a.colStride, a.rowStride, a.colStride, tile,
-                    pixels, 1, c.data + pixel0, c.rowStride, 1, s.f, pixels,
-                    taps);
+          int64_t taps, const float *tile, ConvGemm<Format> gemm) {
+        Matrix<Element> a = getFilterMatrix(filter, s, g);
+        Matrix<float> c = getResponseMatrix(response, s, n, g);
+        if constexpr (std::is_same_v<Format, Float32Format>) {
+          if (!gemm.packed) {
+            gemm.gemm(a.data + tap0 * a.colStride, a.rowStride, a.colStride,
+                      tile, pixels, 1, c.data + pixel0, c.rowStride, 1, s.f,
+                      pixels, taps);
+            return;
+          }
+        }
+        matmulPacked<Format>(
+            gemm.blocked(), a.data + tap0 * a.colStride, a.rowStride,
+            a.colStride,
+            filterPanels.data() +
+                (g * tapTiles + tap0 / tiling.taps) * panelFloats,
+            tile, c.data + pixel0, c.rowStride, s.f, pixels, taps);
       });
 }
 
-extern "C" void _mlir_ciface_remat_conv2d_filter_grad_f32(
-    StridedMemRefType<float, 5> *imageMemRef,
+/// filter += the filter gradient of conv(image, ...) for `response`, the
+/// kernel `kernel`: image and response of Format's elements, 2-byte ones
+/// only on hosts with the native kernel.
+template <typename Format>
+void convolveFilterGrad(
+    const char *kernel,
+    StridedMemRefType<typename Format::Element, 5> *imageMemRef,
     StridedMemRefType<float, 5> *filterMemRef,
-    StridedMemRefType<float, 5> *responseMemRef, int64_t strideH,
-    int64_t strideW, int64_t dilationH, int64_t dilationW) {
-  View image = getView(imageMemRef), filter = getView(filterMemRef),
-       response = getView(responseMemRef);
-  ConvShape s = getConvShape("remat_conv2d_filter_grad_f32", image, filter,
-                             response, strideH, strideW, dilationH, dilationW);
+    StridedMemRefType<typename Format::Element, 5> *responseMemRef,
+    int64_t strideH, int64_t strideW, int64_t dilationH, int64_t dilationW) {
+  using Element = typename Format::Element;
+  View<Element> image = getView(imageMemRef),
+                response = getView(responseMemRef);
+  View<> filter = getView(filterMemRef);
+  ConvShape s = getConvShape(kernel, image, filter, response, strideH, strideW,
+                             dilationH, dilationW);
   if (s.g * s.f * s.taps() == 0 || s.n * s.pixels() == 0)
     return;
   if (!useGemm(filter, response, s, /*writesFilter=*/true)) {
-    convolveFilterDirect(image, filter, response, s);
+    convolveFilterDirect<Format>(image, filter, response, s);
     return;
   }
-  forEachGemm(
+  forEachGemm<Format>(
       image, s, /*filterGrad=*/true,
-      [&](int64_t n, int64_t g, float *b, MatmulFn gemm) {
+      [&](int64_t n, int64_t g, const Element *b, MatmulFn<Format> gemm) {
         // W[g] (F x C) += Y[n, g] (F x P) * X[n, g]^T (P x C).
-        Matrix c = getFilterMatrix(filter, s, g);
-        Matrix a = getResponseMatrix(response, s, n, g);
+        Matrix<float> c = getFilterMatrix(filter, s, g);
+        Matrix<Element> a = getResponseMatrix(response, s, n, g);
         int64_t channelStride =
             s.c == 1 ? std::max<int64_t>(1, s.pixels()) : image.strides[2];
         gemm(a.data, a.rowStride, 1, b, 1, channelStride, c.data, c.rowStride,
              1, s.f, s.c, s.pixels());
       },
       [&](int64_t n, int64_t g, int64_t pixel0, int64_t pixels, int64_t tap0,
-          int64_t taps, const float *tile, ConvGemm gemm) {
-        Matrix c = getFilterMatrix(filter, s, g);
-        Matrix a = getResponseMatrix(response, s, n, g);
-        if (gemm.packed)
-          matmulPacked(gemm.blocked(), a.data + pixel0, a.rowStride, 1,
-                       /*aPacked=*/nullptr, tile, c.data + tap0, c.rowStride,
-                       s.f, taps, pixels);
-        else
-          // The tile read transposed: pixels x taps, unit row stride.
-          gemm.gemm(a.data + pixel0, a.rowStride, 1, tile, 1, pixels,
-                    c.data + tap0, c.rowStride, 1, s.f, taps, pixels);
+          int64_t taps, const float *tile, ConvGemm<Format> gemm) {
+        Matrix<float> c = getFilterMatrix(filter, s, g);
+        Matrix<Element> a = getResponseMatrix(response, s, n, g);
+        if constexpr (std::is_same_v<Format, Float32Format>) {
+          if (!gemm.packed) {
+            // The tile read transposed: pixels x taps, unit row stride.
+            gemm.gemm(a.data + pixel0, a.rowStride, 1, tile, 1, pixels,
+                      c.data + tap0, c.rowStride, 1, s.f, taps, pixels);
+            return;
+          }
+        }
+        matmulPacked<Format>(gemm.blocked(), a.data + pixel0, a.rowStride, 1,
+                             /*aPacked=*/nullptr, tile, c.data + tap0,
+                             c.rowStride, s.f, taps, pixels);
       });
+}
+
+} // namespace
+
+extern "C" void _mlir_ciface_remat_conv2d_f32(
+    StridedMemRefType<float, 5> *image, StridedMemRefType<float, 5> *filter,
+    StridedMemRefType<float, 5> *response, int64_t strideH, int64_t strideW,
+    int64_t dilationH, int64_t dilationW) {
+  convolve<Float32Format>("remat_conv2d_f32", image, filter, response, strideH,
+                          strideW, dilationH, dilationW);
+}
+
+extern "C" void _mlir_ciface_remat_conv2d_filter_grad_f32(
+    StridedMemRefType<float, 5> *image, StridedMemRefType<float, 5> *filter,
+    StridedMemRefType<float, 5> *response, int64_t strideH, int64_t strideW,
+    int64_t dilationH, int64_t dilationW) {
+  convolveFilterGrad<Float32Format>("remat_conv2d_filter_grad_f32", image,
+                                    filter, response, strideH, strideW,
+                                    dilationH, dilationW);
 }
 
 AllocStats remat::runtime::getAllocStats() {
@@ -991,43 +1119,8 @@ AllocStats remat::runtime::getAllocStats() {
 namespace {
 
 //===----------------------------------------------------------------------===//
-// 2-byte operands (bfloat16, float16): converted into float32, then the f32
-// kernels
+// 2-byte operands (bfloat16, float16)
 //===----------------------------------------------------------------------===//
-
-/// bfloat16 bits as the float they denote (exact).
-inline float bf16ToFloat(uint16_t bits) {
-  uint32_t word = uint32_t(bits) << 16;
-  float value;
-  std::memcpy(&value, &word, sizeof(value));
-  return value;
-}
-
-/// IEEE binary16 bits as the float they denote (exact): subnormals
-/// normalized, infinities and NaNs kept.
-inline float f16ToFloat(uint16_t bits) {
-  uint32_t sign = uint32_t(bits & 0x8000) << 16;
-  uint32_t exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
-  uint32_t word;
-  if (exponent == 0x1f) {
-    word = sign | 0x7f800000 | (mantissa << 13);
-  } else if (exponent != 0) {
-    word = sign | ((exponent + 112) << 23) | (mantissa << 13);
-  } else if (mantissa == 0) {
-    word = sign;
-  } else {
-    // A subnormal: shift its leading one into the implicit bit.
-    int shift = 0;
-    while (!(mantissa & 0x400)) {
-      mantissa <<= 1;
-      ++shift;
-    }
-    word = sign | (uint32_t(113 - shift) << 23) | ((mantissa & 0x3ff) << 13);
-  }
-  float value;
-  std::memcpy(&value, &word, sizeof(value));
-  return value;
-}
 
 /// The float32 copy of a strided 2-byte operand: contiguous, row-major, in
 /// a buffer of the calling thread that grows to the largest operand it is
@@ -1037,8 +1130,8 @@ template <int Rank> struct FloatCopy {
   std::vector<float> storage;
   StridedMemRefType<float, Rank> view;
 
-  void fill(const StridedMemRefType<uint16_t, Rank> &from,
-            float (*toFloat)(uint16_t)) {
+  template <typename Format>
+  void fill(const StridedMemRefType<uint16_t, Rank> &from) {
     int64_t count = 1;
     for (int d = 0; d < Rank; ++d)
       count *= from.sizes[d];
@@ -1063,7 +1156,7 @@ template <int Rank> struct FloatCopy {
       for (int d = 0; d < Rank - 1; ++d)
         in += index[d] * from.strides[d];
       for (int64_t j = 0; j < inner; ++j)
-        to[j] = toFloat(in[j * innerStride]);
+        to[j] = Format::load(in[j * innerStride]);
       to += inner;
       for (int d = Rank - 2; d >= 0; --d) {
         if (++index[d] < from.sizes[d])
@@ -1079,20 +1172,92 @@ template <int Rank> FloatCopy<Rank> &getFloatCopy(int slot) {
   return copies[slot];
 }
 
-/// A (batch) matmul of 2-byte A and B into an f32 C: A and B converted
-/// (exactly) into float32, then the f32 kernel, which accumulates in
-/// float32 as PyTorch's CPU kernels of these types do.
+/// Whether the native kernel takes every matrix of C (rank 2, or each
+/// batch of rank 3) as it is: rows contiguous.
 template <int Rank>
+bool isNativeResult(const StridedMemRefType<float, Rank> &c) {
+  std::optional<GemmLayout> layout =
+      getGemmLayout(c.sizes[Rank - 2], c.sizes[Rank - 1], c.strides[Rank - 2],
+                    c.strides[Rank - 1]);
+  return hasNativeSgemm() && layout && !layout->transposed;
+}
+
+/// A (batch) matmul of 2-byte A and B into an f32 C, accumulated in
+/// float32 as PyTorch's CPU kernels of these types do. Where the native
+/// kernel takes C, it reads A and B as they are and widens each block it
+/// packs (Sgemm.h): the products of float32 copies of A and B, bit for
+/// bit, without the copies. Elsewhere A and B are converted (exactly) into
+/// float32 copies for the f32 kernels.
+template <typename Format, int Rank>
 void matmulHalf(StridedMemRefType<uint16_t, Rank> *a,
                 StridedMemRefType<uint16_t, Rank> *b,
-                StridedMemRefType<float, Rank> *c, float (*toFloat)(uint16_t),
-                void (*f32)(StridedMemRefType<float, Rank> *,
-                            StridedMemRefType<float, Rank> *,
-                            StridedMemRefType<float, Rank> *)) {
+                StridedMemRefType<float, Rank> *c) {
+  if (isNativeResult(*c)) {
+    matmulMemRefs<Format>(a, b, c);
+    return;
+  }
   FloatCopy<Rank> &fa = getFloatCopy<Rank>(0), &fb = getFloatCopy<Rank>(1);
-  fa.fill(*a, toFloat);
-  fb.fill(*b, toFloat);
-  f32(&fa.view, &fb.view, c);
+  fa.template fill<Format>(*a);
+  fb.template fill<Format>(*b);
+  matmulMemRefs<Float32Format>(&fa.view, &fb.view, c);
+}
+
+/// Whether a 2-byte view lies as its float32 copy (FloatCopy) does:
+/// row-major without gaps (the stride of a dimension of size 1 is never
+/// stepped). The convolution kernels, whose paths depend on strides, then
+/// take on the view the paths they take on the copy.
+bool isDense(const StridedMemRefType<uint16_t, 5> &view) {
+  int64_t stride = 1;
+  for (int d = 4; d >= 0; --d) {
+    if (view.sizes[d] != 1 && view.strides[d] != stride)
+      return false;
+    stride *= std::max<int64_t>(1, view.sizes[d]);
+  }
+  return true;
+}
+
+/// A convolution of 2-byte image and filter into an f32 response, summed
+/// in float32 as PyTorch's CPU kernels of these types do, with the bits of
+/// the f32 kernel on float32 copies of the operands: where the native
+/// kernel runs and the operands are dense, it reads them as they are and
+/// widens what it packs (im2col tiles, filter panels); elsewhere it reads
+/// the copies.
+template <typename Format>
+void convolveHalf(const char *kernel, StridedMemRefType<uint16_t, 5> *image,
+                  StridedMemRefType<uint16_t, 5> *filter,
+                  StridedMemRefType<float, 5> *response, int64_t strideH,
+                  int64_t strideW, int64_t dilationH, int64_t dilationW) {
+  if (hasNativeSgemm() && isDense(*image) && isDense(*filter)) {
+    convolve<Format>(kernel, image, filter, response, strideH, strideW,
+                     dilationH, dilationW);
+    return;
+  }
+  FloatCopy<5> &x = getFloatCopy<5>(0), &w = getFloatCopy<5>(1);
+  x.fill<Format>(*image);
+  w.fill<Format>(*filter);
+  convolve<Float32Format>(kernel, &x.view, &w.view, response, strideH, strideW,
+                          dilationH, dilationW);
+}
+
+/// The filter gradient of a convolution of 2-byte image and response, as
+/// convolveHalf computes a convolution.
+template <typename Format>
+void convolveFilterGradHalf(const char *kernel,
+                            StridedMemRefType<uint16_t, 5> *image,
+                            StridedMemRefType<float, 5> *filter,
+                            StridedMemRefType<uint16_t, 5> *response,
+                            int64_t strideH, int64_t strideW, int64_t dilationH,
+                            int64_t dilationW) {
+  if (hasNativeSgemm() && isDense(*image) && isDense(*response)) {
+    convolveFilterGrad<Format>(kernel, image, filter, response, strideH,
+                               strideW, dilationH, dilationW);
+    return;
+  }
+  FloatCopy<5> &x = getFloatCopy<5>(0), &y = getFloatCopy<5>(1);
+  x.fill<Format>(*image);
+  y.fill<Format>(*response);
+  convolveFilterGrad<Float32Format>(kernel, &x.view, filter, &y.view, strideH,
+                                    strideW, dilationH, dilationW);
 }
 
 } // namespace
@@ -1101,27 +1266,27 @@ extern "C" void
 _mlir_ciface_remat_matmul_bf16(StridedMemRefType<uint16_t, 2> *a,
                                StridedMemRefType<uint16_t, 2> *b,
                                StridedMemRefType<float, 2> *c) {
-  matmulHalf<2>(a, b, c, bf16ToFloat, _mlir_ciface_remat_matmul_f32);
+  matmulHalf<BFloat16Format>(a, b, c);
 }
 
 extern "C" void _mlir_ciface_remat_matmul_f16(StridedMemRefType<uint16_t, 2> *a,
                                               StridedMemRefType<uint16_t, 2> *b,
                                               StridedMemRefType<float, 2> *c) {
-  matmulHalf<2>(a, b, c, f16ToFloat, _mlir_ciface_remat_matmul_f32);
+  matmulHalf<Float16Format>(a, b, c);
 }
 
 extern "C" void
 _mlir_ciface_remat_batch_matmul_bf16(StridedMemRefType<uint16_t, 3> *a,
                                      StridedMemRefType<uint16_t, 3> *b,
                                      StridedMemRefType<float, 3> *c) {
-  matmulHalf<3>(a, b, c, bf16ToFloat, _mlir_ciface_remat_batch_matmul_f32);
+  matmulHalf<BFloat16Format>(a, b, c);
 }
 
 extern "C" void
 _mlir_ciface_remat_batch_matmul_f16(StridedMemRefType<uint16_t, 3> *a,
                                     StridedMemRefType<uint16_t, 3> *b,
                                     StridedMemRefType<float, 3> *c) {
-  matmulHalf<3>(a, b, c, f16ToFloat, _mlir_ciface_remat_batch_matmul_f32);
+  matmulHalf<Float16Format>(a, b, c);
 }
 
 extern "C" void
@@ -1130,11 +1295,8 @@ _mlir_ciface_remat_conv2d_bf16(StridedMemRefType<uint16_t, 5> *image,
                                StridedMemRefType<float, 5> *response,
                                int64_t strideH, int64_t strideW,
                                int64_t dilationH, int64_t dilationW) {
-  FloatCopy<5> &x = getFloatCopy<5>(0), &w = getFloatCopy<5>(1);
-  x.fill(*image, bf16ToFloat);
-  w.fill(*filter, bf16ToFloat);
-  _mlir_ciface_remat_conv2d_f32(&x.view, &w.view, response, strideH, strideW,
-                                dilationH, dilationW);
+  convolveHalf<BFloat16Format>("remat_conv2d_bf16", image, filter, response,
+                               strideH, strideW, dilationH, dilationW);
 }
 
 extern "C" void
@@ -1143,33 +1305,26 @@ _mlir_ciface_remat_conv2d_f16(StridedMemRefType<uint16_t, 5> *image,
                               StridedMemRefType<float, 5> *response,
                               int64_t strideH, int64_t strideW,
                               int64_t dilationH, int64_t dilationW) {
-  FloatCopy<5> &x = getFloatCopy<5>(0), &w = getFloatCopy<5>(1);
-  x.fill(*image, f16ToFloat);
-  w.fill(*filter, f16ToFloat);
-  _mlir_ciface_remat_conv2d_f32(&x.view, &w.view, response, strideH, strideW,
-                                dilationH, dilationW);
+  convolveHalf<Float16Format>("remat_conv2d_f16", image, filter, response,
+                              strideH, strideW, dilationH, dilationW);
 }
 
 extern "C" void _mlir_ciface_remat_conv2d_filter_grad_bf16(
     StridedMemRefType<uint16_t, 5> *image, StridedMemRefType<float, 5> *filter,
     StridedMemRefType<uint16_t, 5> *response, int64_t strideH, int64_t strideW,
     int64_t dilationH, int64_t dilationW) {
-  FloatCopy<5> &x = getFloatCopy<5>(0), &y = getFloatCopy<5>(1);
-  x.fill(*image, bf16ToFloat);
-  y.fill(*response, bf16ToFloat);
-  _mlir_ciface_remat_conv2d_filter_grad_f32(&x.view, filter, &y.view, strideH,
-                                            strideW, dilationH, dilationW);
+  convolveFilterGradHalf<BFloat16Format>("remat_conv2d_filter_grad_bf16", image,
+                                         filter, response, strideH, strideW,
+                                         dilationH, dilationW);
 }
 
 extern "C" void _mlir_ciface_remat_conv2d_filter_grad_f16(
     StridedMemRefType<uint16_t, 5> *image, StridedMemRefType<float, 5> *filter,
     StridedMemRefType<uint16_t, 5> *response, int64_t strideH, int64_t strideW,
     int64_t dilationH, int64_t dilationW) {
-  FloatCopy<5> &x = getFloatCopy<5>(0), &y = getFloatCopy<5>(1);
-  x.fill(*image, f16ToFloat);
-  y.fill(*response, f16ToFloat);
-  _mlir_ciface_remat_conv2d_filter_grad_f32(&x.view, filter, &y.view, strideH,
-                                            strideW, dilationH, dilationW);
+  convolveFilterGradHalf<Float16Format>("remat_conv2d_filter_grad_f16", image,
+                                        filter, response, strideH, strideW,
+                                        dilationH, dilationW);
 }
 
 void remat::runtime::resetAllocStats() {

@@ -84,10 +84,15 @@ void _mlir_ciface_remat_conv2d_filter_grad_f32(
     int64_t dilationH, int64_t dilationW);
 
 /// The same products of 2-byte operands (bfloat16 or float16 bits, as
-/// autocast's matmuls and convolutions read them) into an f32 result: each
-/// 2-byte operand is converted exactly into a float32 copy (a buffer of the
-/// calling thread, outside the counting allocator), then the f32 kernel
-/// above accumulates in float32.
+/// autocast's matmuls and convolutions read them) into an f32 result,
+/// accumulated in float32 with the bits the f32 kernels above give on
+/// float32 copies of the operands. Where remat's own GEMM runs (AVX-512)
+/// and takes a matmul's result (rows contiguous), or a convolution's
+/// 2-byte operands are dense, the kernels read the operands as they are
+/// and widen what they pack (GEMM panels, im2col tiles) or read (direct
+/// loops); elsewhere each 2-byte operand is converted exactly into a
+/// float32 copy (a buffer of the calling thread, outside the counting
+/// allocator) for the f32 kernel.
 void _mlir_ciface_remat_matmul_bf16(StridedMemRefType<uint16_t, 2> *a,
                                     StridedMemRefType<uint16_t, 2> *b,
                                     StridedMemRefType<float, 2> *c);

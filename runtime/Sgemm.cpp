@@ -63,10 +63,11 @@ private:
 /// Copies k-range [0, depth) x columns [0, cols) of a matrix M, element
 /// (l, j) at m[l * lStride + j * jStride], into Width-column panels: panel p
 /// holds, for each l, M(l, p * Width + j) for j in [0, Width), with zeros
-/// past the last column. B's panels are B's; A's are A transposed's.
-template <int64_t Width>
-void packPanels(int64_t depth, int64_t cols, const float *m, int64_t lStride,
-                int64_t jStride, float *out) {
+/// past the last column, each element widened to float32 by Format. B's
+/// panels are B's; A's are A transposed's.
+template <int64_t Width, typename Format>
+void packPanels(int64_t depth, int64_t cols, const typename Format::Element *m,
+                int64_t lStride, int64_t jStride, float *out) {
   for (int64_t col0 = 0; col0 < cols; col0 += Width) {
     int64_t count = std::min(Width, cols - col0);
     float *panel = out + col0 * depth;
@@ -75,30 +76,32 @@ void packPanels(int64_t depth, int64_t cols, const float *m, int64_t lStride,
     // Read along whichever dimension is contiguous.
     if (jStride == 1 || lStride != 1) {
       for (int64_t l = 0; l < depth; ++l) {
-        const float *from = m + l * lStride + col0 * jStride;
+        const typename Format::Element *from = m + l * lStride + col0 * jStride;
         for (int64_t j = 0; j < count; ++j)
-          panel[l * Width + j] = from[j * jStride];
+          panel[l * Width + j] = Format::load(from[j * jStride]);
       }
       continue;
     }
     for (int64_t j = 0; j < count; ++j) {
-      const float *from = m + (col0 + j) * jStride;
+      const typename Format::Element *from = m + (col0 + j) * jStride;
       for (int64_t l = 0; l < depth; ++l)
-        panel[l * Width + j] = from[l];
+        panel[l * Width + j] = Format::load(from[l]);
     }
   }
 }
 
 /// Rows [0, rows) x k-range [0, depth) of A in kTileM-row panels.
-void packA(int64_t rows, int64_t depth, const float *a, int64_t rowStride,
-           int64_t colStride, float *out) {
-  packPanels<kTileM>(depth, rows, a, colStride, rowStride, out);
+template <typename Format>
+void packA(int64_t rows, int64_t depth, const typename Format::Element *a,
+           int64_t rowStride, int64_t colStride, float *out) {
+  packPanels<kTileM, Format>(depth, rows, a, colStride, rowStride, out);
 }
 
 /// k-range [0, depth) x columns [0, cols) of B in kTileN-column panels.
-void packB(int64_t depth, int64_t cols, const float *b, int64_t rowStride,
-           int64_t colStride, float *out) {
-  packPanels<kTileN>(depth, cols, b, rowStride, colStride, out);
+template <typename Format>
+void packB(int64_t depth, int64_t cols, const typename Format::Element *b,
+           int64_t rowStride, int64_t colStride, float *out) {
+  packPanels<kTileN, Format>(depth, cols, b, rowStride, colStride, out);
 }
 
 /// C (a full kTileM x kTileN tile, row stride ldc) += the panels' product
@@ -186,13 +189,15 @@ void multiplyPanels(int64_t m, int64_t n, int64_t depth, const float *aPanels,
 
 /// multiplyPanels with A strided: packed kBlockM rows at a time into
 /// aPacked.
-void multiplyBlock(int64_t m, int64_t n, int64_t depth, const float *a,
-                   int64_t aRowStride, int64_t aColStride, const float *bPanels,
-                   int64_t bStride, float *c, int64_t cRowStride,
-                   float *aPacked) {
+template <typename Format>
+void multiplyBlock(int64_t m, int64_t n, int64_t depth,
+                   const typename Format::Element *a, int64_t aRowStride,
+                   int64_t aColStride, const float *bPanels, int64_t bStride,
+                   float *c, int64_t cRowStride, float *aPacked) {
   for (int64_t row0 = 0; row0 < m; row0 += kBlockM) {
     int64_t rows = std::min(kBlockM, m - row0);
-    packA(rows, depth, a + row0 * aRowStride, aRowStride, aColStride, aPacked);
+    packA<Format>(rows, depth, a + row0 * aRowStride, aRowStride, aColStride,
+                  aPacked);
     multiplyPanels(rows, n, depth, aPacked, kTileM * depth, bPanels, bStride,
                    c + row0 * cRowStride, cRowStride);
   }
@@ -207,9 +212,11 @@ float *getABuffer(int64_t m, int64_t k) {
 
 } // namespace
 
+template <typename Format>
 void remat::runtime::nativeSgemm(int64_t m, int64_t n, int64_t k,
-                                 const float *a, int64_t aRowStride,
-                                 int64_t aColStride, const float *b,
+                                 const typename Format::Element *a,
+                                 int64_t aRowStride, int64_t aColStride,
+                                 const typename Format::Element *b,
                                  int64_t bRowStride, int64_t bColStride,
                                  float *c, int64_t cRowStride) {
   if (m <= 0 || n <= 0 || k <= 0)
@@ -222,32 +229,37 @@ void remat::runtime::nativeSgemm(int64_t m, int64_t n, int64_t k,
     int64_t cols = std::min(kBlockN, n - col0);
     for (int64_t l0 = 0; l0 < k; l0 += blockK) {
       int64_t depth = std::min(blockK, k - l0);
-      packB(depth, cols, b + l0 * bRowStride + col0 * bColStride, bRowStride,
-            bColStride, bPacked);
-      multiplyBlock(m, cols, depth, a + l0 * aColStride, aRowStride, aColStride,
-                    bPacked, depth * kTileN, c + col0, cRowStride, aPacked);
+      packB<Format>(depth, cols, b + l0 * bRowStride + col0 * bColStride,
+                    bRowStride, bColStride, bPacked);
+      multiplyBlock<Format>(m, cols, depth, a + l0 * aColStride, aRowStride,
+                            aColStride, bPacked, depth * kTileN, c + col0,
+                            cRowStride, aPacked);
     }
   }
 }
 
+template <typename Format>
 void remat::runtime::nativeSgemmPacked(int64_t m, int64_t n, int64_t k,
-                                       const float *a, int64_t aRowStride,
-                                       int64_t aColStride, const float *bPacked,
-                                       float *c, int64_t cRowStride) {
+                                       const typename Format::Element *a,
+                                       int64_t aRowStride, int64_t aColStride,
+                                       const float *bPacked, float *c,
+                                       int64_t cRowStride) {
   if (m <= 0 || n <= 0 || k <= 0)
     return;
   int64_t blockK = getSgemmBlockDepth(k);
   float *aPacked = getABuffer(m, k);
   for (int64_t l0 = 0; l0 < k; l0 += blockK)
-    multiplyBlock(m, n, std::min(blockK, k - l0), a + l0 * aColStride,
-                  aRowStride, aColStride, bPacked + l0 * kTileN, k * kTileN, c,
-                  cRowStride, aPacked);
+    multiplyBlock<Format>(m, n, std::min(blockK, k - l0), a + l0 * aColStride,
+                          aRowStride, aColStride, bPacked + l0 * kTileN,
+                          k * kTileN, c, cRowStride, aPacked);
 }
 
-void remat::runtime::packSgemmA(int64_t m, int64_t k, const float *a,
+template <typename Format>
+void remat::runtime::packSgemmA(int64_t m, int64_t k,
+                                const typename Format::Element *a,
                                 int64_t rowStride, int64_t colStride,
                                 float *aPacked) {
-  packA(m, k, a, rowStride, colStride, aPacked);
+  packA<Format>(m, k, a, rowStride, colStride, aPacked);
 }
 
 void remat::runtime::nativeSgemmPrepacked(int64_t m, int64_t n, int64_t k,
@@ -264,3 +276,18 @@ void remat::runtime::nativeSgemmPrepacked(int64_t m, int64_t n, int64_t k,
                      bPacked + l0 * kTileN, k * kTileN, c + row0 * cRowStride,
                      cRowStride);
 }
+
+// The element formats of the runtime's GEMMs (HalfFloat.h).
+#define REMAT_INSTANTIATE_SGEMM(Format)                                        \
+  template void remat::runtime::nativeSgemm<Format>(                           \
+      int64_t, int64_t, int64_t, const Format::Element *, int64_t, int64_t,    \
+      const Format::Element *, int64_t, int64_t, float *, int64_t);            \
+  template void remat::runtime::nativeSgemmPacked<Format>(                     \
+      int64_t, int64_t, int64_t, const Format::Element *, int64_t, int64_t,    \
+      const float *, float *, int64_t);                                        \
+  template void remat::runtime::packSgemmA<Format>(                            \
+      int64_t, int64_t, const Format::Element *, int64_t, int64_t, float *);
+REMAT_INSTANTIATE_SGEMM(Float32Format)
+REMAT_INSTANTIATE_SGEMM(BFloat16Format)
+REMAT_INSTANTIATE_SGEMM(Float16Format)
+#undef REMAT_INSTANTIATE_SGEMM

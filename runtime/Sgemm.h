@@ -1,7 +1,8 @@
 //===- Sgemm.h - remat's own f32 GEMM for AVX-512 hosts ---------*- C++ -*-===//
 //
 // A packed GEMM in the manner of BLIS and IREE's CPU microkernels: the
-// operands are copied into panels an 8 x 32 register tile reads in order.
+// operands are copied into panels an 8 x 32 register tile reads in order,
+// 2-byte operands (HalfFloat.h) widened to float32 as they are copied.
 // k is cut into getSgemmBlockDepth(k)-step blocks, and each element of C
 // gets, block by block in order, one chain of fused multiply-adds from 0
 // over the block's steps, added to C. That depends on nothing but the
@@ -13,6 +14,8 @@
 
 #ifndef REMAT_RUNTIME_SGEMM_H
 #define REMAT_RUNTIME_SGEMM_H
+
+#include "HalfFloat.h"
 
 #include <cstdint>
 
@@ -36,9 +39,15 @@ bool hasNativeSgemm();
 
 /// C += A * B, A m x k and B k x n with any strides (element (i, l) of A at
 /// a[i * aRowStride + l * aColStride]), C m x n with unit column stride.
-/// Only where hasNativeSgemm().
-void nativeSgemm(int64_t m, int64_t n, int64_t k, const float *a,
-                 int64_t aRowStride, int64_t aColStride, const float *b,
+/// A and B hold float32, or with Format a 2-byte float format (defined in
+/// Sgemm.cpp for Float32Format, BFloat16Format and Float16Format) the
+/// 2-byte floats whose float32 values the product multiplies: the same
+/// bits as the product of their float32 copies. Only where
+/// hasNativeSgemm().
+template <typename Format = Float32Format>
+void nativeSgemm(int64_t m, int64_t n, int64_t k,
+                 const typename Format::Element *a, int64_t aRowStride,
+                 int64_t aColStride, const typename Format::Element *b,
                  int64_t bRowStride, int64_t bColStride, float *c,
                  int64_t cRowStride);
 
@@ -54,10 +63,12 @@ inline int64_t getPackedAFloats(int64_t m, int64_t k) {
   return (m + kPanelRows - 1) / kPanelRows * kPanelRows * k;
 }
 
-/// Packs a strided m x k matrix A into panels for nativeSgemmPrepacked: an
-/// operand many products share (a convolution's filter) is packed once.
-void packSgemmA(int64_t m, int64_t k, const float *a, int64_t rowStride,
-                int64_t colStride, float *aPacked);
+/// Packs a strided m x k matrix A (of Format's elements) into panels for
+/// nativeSgemmPrepacked: an operand many products share (a convolution's
+/// filter) is packed once.
+template <typename Format = Float32Format>
+void packSgemmA(int64_t m, int64_t k, const typename Format::Element *a,
+                int64_t rowStride, int64_t colStride, float *aPacked);
 
 /// Floats a k x n matrix B takes packed in panels (the last one padded).
 inline int64_t getPackedFloats(int64_t k, int64_t n) {
@@ -73,9 +84,11 @@ inline int64_t getPackedIndex(int64_t k, int64_t l, int64_t j) {
 /// nativeSgemm with B packed already (getPackedIndex; padding columns are
 /// read and their products dropped), for callers that build B in place:
 /// the im2col tiles of a convolution.
-void nativeSgemmPacked(int64_t m, int64_t n, int64_t k, const float *a,
-                       int64_t aRowStride, int64_t aColStride,
-                       const float *bPacked, float *c, int64_t cRowStride);
+template <typename Format = Float32Format>
+void nativeSgemmPacked(int64_t m, int64_t n, int64_t k,
+                       const typename Format::Element *a, int64_t aRowStride,
+                       int64_t aColStride, const float *bPacked, float *c,
+                       int64_t cRowStride);
 
 /// nativeSgemm with both operands packed already: A by packSgemmA, B as
 /// nativeSgemmPacked reads it. Rows [8p, m) of A start at aPacked +

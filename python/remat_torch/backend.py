@@ -45,8 +45,8 @@ def _partitioner_class():
             return (_make_partitioner, (self.policy, self.budget, self.remat_opt, None))
 
         def uuid(self):
-            # Inductor's FX graph cache would hand back another plan's
-            # graphs: no caching.
+            # No key: compile_fn turns Inductor's FX graph cache off (a None
+            # here does not).
             return None
 
     return RematPartitioner
@@ -81,9 +81,14 @@ def make_backend(policy="budget", budget=0.5, backend="inductor", remat_opt=None
     def compile_fn(gm, example_inputs):
         if backend == "inductor":
             from torch._inductor.compile_fx import compile_fx
+            # Inductor's FX graph cache, and AOTAutograd's cache of whole
+            # compiles with it, key a partitioner by its uuid, None for all
+            # of them: a graph compiled before, under any plan, would be
+            # handed back without partitioning it again.
             return compile_fx(gm, example_inputs, config_patches={
                 "custom_partitioner_fn": _make_partitioner(policy, budget, remat_opt,
-                                                           debug)})
+                                                           debug),
+                "fx_graph_cache": False})
         import torch
         from torch._decomp import core_aten_decompositions
         from torch._dynamo.backends.common import aot_autograd

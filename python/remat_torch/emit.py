@@ -2327,6 +2327,9 @@ def ops():
         aten.detach.default: identity, aten.alias.default: identity,
         aten.clone.default: identity, aten.lift_fresh_copy.default: identity,
         aten._to_copy.default: _to_copy,
+        # Inductor's decompositions write float conversions (autocast's) as
+        torch.ops.prims.convert_element_type.default:
+            lambda e, a, dtype: _to_copy(e, a, dtype=dtype),
         aten.view.default: lambda e, a, s: e.reshape(a, _sizes(s, a)),
         aten._unsafe_view.default: lambda e, a, s: e.reshape(a, _sizes(s, a)),
         aten.reshape.default: lambda e, a, s: e.reshape(a, _sizes(s, a)),
@@ -2437,6 +2440,8 @@ def ops():
         aten.sum.default: _sum, aten.sum.dim_IntList: _sum,
         aten.any.default: _any, aten.any.dim: _any, aten.any.dims: _any,
         aten.mean.default: _mean, aten.mean.dim: _mean,
+        aten.amax.default: lambda e, a, dims=(), keepdim=False: e.reduce(
+            a, _dims(dims, len(a.shape)), "max", keepdim=keepdim),
         # composites kept by the core ATen decompositions (their backwards are
         # decomposed into the ops above)
         aten.native_layer_norm.default: _layer_norm,

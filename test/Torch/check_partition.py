@@ -10,6 +10,16 @@
         backward recomputes (at least one: the plan is not "save all"), and
         whether each is computed late, after the backward's first use of a
         tangent unless that use needs it.
+    check_partition.py amp MODULE:FACTORY POLICY [--budget B] [--steps N] ...
+        a float16 autocast model (the factory's dtype=torch.float16) trained
+        through torch.compile(model, backend="remat") with
+        torch.amp.GradScaler, from a scale of 2^24 (the first steps' float16
+        gradients overflow and are skipped), and eagerly with its own
+        scaler: the same steps skipped (the same scale at every step), every
+        step's loss and the final parameters within 2^-8 (four float16
+        ulps) of eager's (max |a - b| / max(1, |b|)): the compiled graphs
+        run Inductor's kernels (--backend), which round some float16
+        intermediates eager rounds, or keep them in float32.
     check_partition.py dropout MODULE:FACTORY POLICY [--budget B] ...
         dropout on: the same steps under POLICY, under policy=none (nothing
         recomputed) and under AOTAutograd's default partition from the same
@@ -191,6 +201,53 @@ def cmd_dropout(args):
         sys.exit(1)
 
 
+def train_scaled(model, inputs, steps, lr=0.05):
+    """SGD steps with a GradScaler: the losses and the scale of each step."""
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 24)
+    losses, scales = [], []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = model(*inputs)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        losses.append(loss.detach().clone())
+        scales.append(scaler.get_scale())
+    return losses, scales
+
+
+def cmd_amp(args):
+    model, inputs = load(args.model, args.size, dropout=0.0, dtype=torch.float16)
+    if getattr(model, "dtype", None) != torch.float16:
+        sys.exit(f"{args.model} made no float16 autocast model (its `dtype`)")
+    eager = copy.deepcopy(model)
+    debug = []
+    compiled = torch.compile(model, backend="remat", dynamic=False, options={
+        "policy": args.policy, "budget": args.budget, "backend": args.backend,
+        "debug": debug})
+    losses, scales = train_scaled(compiled, inputs, args.steps)
+    ref, ref_scales = train_scaled(eager, inputs, args.steps)
+    tolerance = 2.0 ** -8
+    worst = max(rel(a, b) for a, b in zip(losses, ref))
+    worst_p = max(rel(p, q) for p, q in zip(model.state_dict().values(),
+                                            eager.state_dict().values()))
+    skipped = sum(1 for a, b in zip(scales, scales[1:]) if b < a)
+    recomputed = sum(len(d["recomputed"]) for d in debug)
+    ok = scales == ref_scales and skipped > 0 and worst <= tolerance and \
+        worst_p <= tolerance and recomputed > 0
+    name = args.model.rpartition(":")[2]
+    print(f"{name} {args.policy} {args.backend} grad scaler: {args.steps} steps, "
+          f"{skipped} skipped {'as eager' if scales == ref_scales else 'UNLIKE eager'} "
+          f"(scale {scales[-1]:g}), losses {'within' if worst <= tolerance else 'NOT within'} "
+          f"2^-8 of eager (worst {worst:.1e}), parameters "
+          f"{'within' if worst_p <= tolerance else 'NOT within'} 2^-8 (worst {worst_p:.1e}), "
+          f"{'recomputes' if recomputed else 'recomputes NOTHING'}")
+    if not ok:
+        print("scales:", scales, "eager:", ref_scales)
+        sys.exit(1)
+
+
 def train_against_eager(compiled, eager, inputs, steps):
     """Trains both models; prints remat_torch's warnings. Returns them and
     the worst relative gap of the compiled model's losses to eager's."""
@@ -306,8 +363,8 @@ def cmd_peak(args):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("command", choices=["train", "dropout", "unmapped", "broken", "missing",
-                                        "peak"])
+    ap.add_argument("command", choices=["train", "amp", "dropout", "unmapped", "broken",
+                                        "missing", "peak"])
     ap.add_argument("model", nargs="?")
     ap.add_argument("policy", nargs="?", default="budget")
     ap.add_argument("--budget", type=float, default=0.5)
@@ -332,7 +389,7 @@ def main():
         if args.remat_opt:
             os.environ["REMAT_OPT"] = args.remat_opt
         torch.manual_seed(0)
-        {"train": cmd_train, "dropout": cmd_dropout, "unmapped": cmd_unmapped,
+        {"train": cmd_train, "amp": cmd_amp, "dropout": cmd_dropout, "unmapped": cmd_unmapped,
          "broken": cmd_broken, "missing": cmd_missing, "peak": cmd_peak}[args.command](args)
         sys.stdout.flush()
 

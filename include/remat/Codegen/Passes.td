@@ -18,11 +18,13 @@ def RematMatmulToBlasPass : Pass<"remat-matmul-to-blas", "mlir::ModuleOp"> {
     interface), which call `cblas_sgemm` with beta = 1 (linalg's
     C += A * B). A matmul of bf16 or f16 inputs (both of one type) into an
     f32 result, autocast's, calls `remat_matmul_bf16` / `_f16` (and the
-    batch forms), which convert the inputs exactly into f32 copies and
-    multiply as the f32 entry does. A transposed input is passed as a
-    transposed view. Other element types and maps stay as they are and are
-    lowered to loops. The patterns are `populateMatmulToBlasPatterns`; the
-    CUDA target's are -remat-matmul-to-cublas.
+    batch forms), which multiply the inputs' exact f32 values as the f32
+    entry does, with its bits: the runtime's own GEMM widens them block by
+    block as it packs its panels (elsewhere they are converted into f32
+    copies first). A transposed input is passed as a transposed view. Other
+    element types and maps stay as they are and are lowered to loops. The
+    patterns are `populateMatmulToBlasPatterns`; the CUDA target's are
+    -remat-matmul-to-cublas.
   }];
   let statistics = [
     Statistic<"numMatmuls", "matmuls", "Matmuls that call the BLAS">
@@ -49,8 +51,10 @@ def RematConvToBlasPass : Pass<"remat-conv-to-blas", "mlir::ModuleOp"> {
     strides and dilations as i64 arguments. A convolution of bf16 or f16
     inputs (both of one type, widened by `arith.extf` in its body) into an
     f32 output, autocast's, calls `remat_conv2d_bf16` / `_f16` (or the
-    filter-gradient forms), which convert the 2-byte operands exactly into
-    f32 copies and run the f32 kernel.
+    filter-gradient forms), which compute the f32 kernel's sums on the
+    operands' exact f32 values, with its bits: dense operands are widened
+    as the kernel packs them into im2col tiles and GEMM panels (others are
+    converted into f32 copies first).
 
     The kernels allocate nothing: they pack im2col tiles of the image into
     a bounded stack buffer and call `cblas_sgemm` per tile (sums in a fixed
