@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DenseView.h"
 #include "RematRuntime.h"
 #include "ThreadPool.h"
 
@@ -45,14 +46,7 @@ struct Tensor {
       size *= s;
     // One float of slack at the front: views need not start at offset 0.
     data.assign(size + 1, 0.0f);
-    view.basePtr = view.data = data.data();
-    view.offset = 1;
-    int64_t stride = 1;
-    for (int i = 4; i >= 0; --i) {
-      view.sizes[order[i]] = sizes[order[i]];
-      view.strides[order[i]] = stride;
-      stride *= sizes[order[i]];
-    }
+    remat::test::setDenseView(view, data.data(), /*offset=*/1, sizes, order);
   }
 
   float &at(int64_t a, int64_t b, int64_t c, int64_t d, int64_t e) {

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DenseView.h"
 #include "HalfFloat.h"
 #include "RematRuntime.h"
 #include "ThreadPool.h"
@@ -248,23 +249,9 @@ struct HalfTensor {
     bits.resize(count + 1);
     for (uint16_t &element : bits)
       element = randomBits(rng, bf16, /*specialOneIn=*/0);
-    view.basePtr = view.data = bits.data();
-    view.offset = 1;
-    int64_t stride = 1;
-    for (int i = 4; i >= 0; --i) {
-      view.sizes[order[i]] = sizes[order[i]];
-      view.strides[order[i]] = stride;
-      stride *= sizes[order[i]];
-    }
+    remat::test::setDenseView(view, bits.data(), /*offset=*/1, sizes, order);
     copy.resize(count);
-    copyView.basePtr = copyView.data = copy.data();
-    copyView.offset = 0;
-    stride = 1;
-    for (int d = 4; d >= 0; --d) {
-      copyView.sizes[d] = sizes[d];
-      copyView.strides[d] = stride;
-      stride *= sizes[d];
-    }
+    remat::test::setDenseView(copyView, copy.data(), /*offset=*/0, sizes);
     int64_t index = 0;
     for (int64_t a = 0; a < sizes[0]; ++a)
       for (int64_t b = 0; b < sizes[1]; ++b)
