@@ -60,6 +60,9 @@ from remat_torch import zoo  # noqa: E402
 from remat_torch.__main__ import export  # noqa: E402
 from remat_torch.partitioner import profiled_peak  # noqa: E402
 
+sys.path.insert(0, os.path.join(root, "bench"))
+from benchlib import grad_error, grads, planner  # noqa: E402
+
 parser = argparse.ArgumentParser(prog="bench/pareto --real")
 parser.add_argument("--real", nargs="?", default="gpt2_small,resnet50",
                     const="gpt2_small,resnet50",
@@ -90,18 +93,6 @@ def model_kwargs(name):
     return factory, kw
 
 
-def grads(model, inputs, fn):
-    params = list(model.parameters())
-    for p in params:
-        p.grad = None
-    torch.manual_seed(1234)
-    fn(*inputs).backward()
-    out = [p.grad.clone() for p in params]
-    for p in params:
-        p.grad = None
-    return out
-
-
 def torch_point(model, inputs, fn, reference):
     """(peak bytes, median ms, largest gradient error relative to each
     parameter's largest reference entry)."""
@@ -117,22 +108,9 @@ def torch_point(model, inputs, fn, reference):
         start = time.perf_counter()
         step()
         times.append((time.perf_counter() - start) * 1e3)
-    error = max(((a - b).abs().max() / b.abs().max().clamp_min(1e-30)).item()
-                for a, b in zip(grads(model, inputs, fn), reference))
+    error = grad_error(grads(model, inputs, fn), reference)
     gc.collect()
     return profiled_peak(step), statistics.median(times), error
-
-
-def min_cut(model, budget):
-    import torch._functorch.config as fconfig
-    from functorch.compile import min_cut_rematerialization_partition
-    from torch._dynamo.backends.common import aot_autograd
-    from torch._dynamo.backends.debugging import boxed_nop
-    torch._dynamo.reset()
-    fconfig.activation_memory_budget = budget
-    return torch.compile(model, backend=aot_autograd(
-        fw_compiler=boxed_nop, bw_compiler=boxed_nop,
-        partition_fn=min_cut_rematerialization_partition))
 
 
 def torch_points(name):
@@ -150,7 +128,8 @@ def torch_points(name):
         model, inputs = factory(checkpoint=False, **kw)
         label = f"torch min-cut {b:g}"
         try:
-            points.append((label,) + torch_point(model, inputs, min_cut(model, b),
+            compiled = planner(model, b, "aot_eager")
+            points.append((label,) + torch_point(model, inputs, compiled,
                                                  reference))
         except Exception as err:  # PyTorch's partition can fail (ResNet below 1)
             print(f"{name}: {label}: n/a: {type(err).__name__}: "
@@ -257,7 +236,6 @@ for name in args.real.split(","):
             continue
         valid = error <= GRAD_TOLERANCE
         failed |= valid
-        lowest = min(ours, key=lambda o: o[1])
         fastest = min(below, key=lambda o: o[2], default=None)
         print(f"{label:<20} NOT covered: " + (
             f"fastest remat at or below its peak {fastest[0]} at x{fastest[2] / ms:.2f} time"

@@ -1076,7 +1076,7 @@ StringRef getProfileKind(StringRef name) {
     return "elementwise";
   if (name.contains("_conv"))
     return "convolutions";
-  if (name.contains("_matmul") || name.contains("_batch_matmul"))
+  if (name.contains("_matmul"))
     return "matmuls";
   return "other calls";
 }
