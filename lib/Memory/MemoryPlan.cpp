@@ -21,6 +21,7 @@
 #include "llvm/Support/Threading.h"
 
 #include <functional>
+#include <limits>
 
 using namespace mlir;
 using namespace remat;
@@ -53,32 +54,52 @@ bool overlapInTime(const BufferLifetime &a, const BufferLifetime &b) {
   return a.first <= b.last && b.first <= a.last;
 }
 
-/// Places buffers in `order`, each in the tightest gap among the placed
-/// buffers it overlaps in time. O(n^2 log n).
-ArenaPlan placeInOrder(ArrayRef<BufferLifetime> buffers,
-                       ArrayRef<size_t> order) {
-  ArenaPlan plan;
-  plan.offsets.assign(buffers.size(), 0);
-  SmallVector<size_t> placed;
+/// Places the buffers order[start..] after order[0..start), which sit at
+/// their offsets in `plan` already, each in the tightest gap among the
+/// placed buffers it overlaps in time; sets plan.size. Gives up, returning
+/// false, once the top reaches `limit`: the placement of a prefix never
+/// moves, so the top only grows. O(n^2).
+bool placeInOrder(ArrayRef<BufferLifetime> buffers, ArrayRef<size_t> order,
+                  size_t start, ArenaPlan &plan,
+                  int64_t limit = std::numeric_limits<int64_t>::max()) {
+  plan.offsets.resize(buffers.size(), 0);
+  plan.size = 0;
+  auto extentOf = [&](size_t index) {
+    return Extent{plan.offsets[index],
+                  plan.offsets[index] +
+                      roundToArenaAlignment(buffers[index].bytes)};
+  };
+  // The placed buffers in order of offset, so that the ones a buffer
+  // overlaps in time come out sorted.
+  SmallVector<size_t> placed(order.begin(), order.begin() + start);
+  for (size_t index : placed)
+    plan.size = std::max(plan.size, extentOf(index).end);
+  if (plan.size >= limit)
+    return false;
+  llvm::sort(placed, [&](size_t a, size_t b) {
+    return std::make_pair(plan.offsets[a], a) <
+           std::make_pair(plan.offsets[b], b);
+  });
   SmallVector<Extent> extents;
-  for (size_t index : order) {
+  for (size_t index : order.drop_front(start)) {
     const BufferLifetime &buffer = buffers[index];
     int64_t bytes = roundToArenaAlignment(buffer.bytes);
     extents.clear();
     for (size_t other : placed)
       if (overlapInTime(buffer, buffers[other]))
-        extents.push_back({plan.offsets[other],
-                           plan.offsets[other] +
-                               roundToArenaAlignment(buffers[other].bytes)});
-    llvm::sort(extents, [](const Extent &a, const Extent &b) {
-      return a.offset < b.offset;
-    });
+        extents.push_back(extentOf(other));
     int64_t offset = findBestFit(extents, bytes);
     plan.offsets[index] = offset;
     plan.size = std::max(plan.size, offset + bytes);
-    placed.push_back(index);
+    if (plan.size >= limit)
+      return false;
+    auto *it = llvm::partition_point(placed, [&](size_t other) {
+      return std::make_pair(plan.offsets[other], other) <
+             std::make_pair(offset, index);
+    });
+    placed.insert(it, index);
   }
-  return plan;
+  return true;
 }
 
 /// The orders placeInOrder tries: decreasing size (TFLite's and XLA's heap
@@ -198,6 +219,7 @@ void searchMovesEarlier(ArrayRef<BufferLifetime> buffers,
                         SmallVectorImpl<size_t> &order, ArenaPlan &plan,
                         unsigned evaluations, int64_t floor) {
   SmallVector<size_t> trial;
+  ArenaPlan candidate;
   bool lowered = true;
   while (lowered) {
     lowered = false;
@@ -209,9 +231,11 @@ void searchMovesEarlier(ArrayRef<BufferLifetime> buffers,
         trial.assign(order.begin(), order.end());
         std::rotate(trial.begin() + j, trial.begin() + i,
                     trial.begin() + i + 1);
-        ArenaPlan candidate = placeInOrder(buffers, trial);
-        if (candidate.size < plan.size) {
-          plan = std::move(candidate);
+        // order[0..j) keeps its places; a trial that reaches the top
+        // cannot lower it.
+        candidate.offsets.assign(plan.offsets.begin(), plan.offsets.end());
+        if (placeInOrder(buffers, trial, j, candidate, plan.size)) {
+          std::swap(plan, candidate);
           order.swap(trial);
           lowered = true;
           break;
@@ -232,15 +256,15 @@ ArenaPlan remat::planArena(ArrayRef<BufferLifetime> buffers, bool search) {
     orders.push_back(getStartOrder(buffers));
     llvm::append_range(orders, getPlacementOrders(buffers));
     SmallVector<size_t> bestOrder = orders.front();
+    ArenaPlan candidate;
     for (ArrayRef<size_t> order : llvm::drop_begin(orders)) {
-      ArenaPlan candidate = placeInOrder(buffers, order);
-      if (candidate.size < plan.size) {
-        plan = std::move(candidate);
+      if (placeInOrder(buffers, order, /*start=*/0, candidate, plan.size)) {
+        std::swap(plan, candidate);
         bestOrder.assign(order.begin(), order.end());
       }
     }
     // Placements of the best order with one buffer moved earlier, each
-    // O(n^2 log n): about 2^26 buffer pairs compared in all, from 16 to
+    // O(n^2): about 2^26 buffer pairs compared in all, from 16 to
     // 1024 placements.
     size_t n = std::max<size_t>(buffers.size(), 1);
     unsigned evaluations = static_cast<unsigned>(
