@@ -46,3 +46,33 @@ func.func @accumulate(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %acc: tensor<4x8
   %n = linalg.map { math.tanh } ins(%a : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>)
   return %n : tensor<4x8xf32>
 }
+
+// -----
+
+// Checks that an init that is a splat constant (an embedding gradient's
+// zeros, as the PyTorch exporter writes them) becomes a fill of its scalar
+// right before each writer, so that bufferization makes no global of it to
+// copy from; a use as an input keeps the constant, and a non-splat constant
+// init is left alone.
+// CHECK-LABEL: func.func @splat
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>, %[[W:.*]]: tensor<8x8xf32>)
+// CHECK-DAG: %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : tensor<4x8xf32>
+// CHECK-DAG: %[[DATA:.*]] = arith.constant dense<{{\[}}[1.0
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<4x8xf32>
+// CHECK-NEXT: %[[C0:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[Z:.*]] = linalg.fill ins(%[[C0]] : f32) outs(%[[E]] : tensor<4x8xf32>)
+// CHECK-NEXT: %[[A:.*]] = linalg.matmul ins(%[[X]], %[[W]] : {{.*}}) outs(%[[Z]] : tensor<4x8xf32>)
+// CHECK-NEXT: %[[B:.*]] = linalg.matmul ins(%[[X]], %[[W]] : {{.*}}) outs(%[[DATA]] : tensor<4x8xf32>)
+// CHECK-NEXT: arith.addf %[[ZEROS]], %[[A]]
+func.func @splat(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>)
+    -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %zeros = arith.constant dense<0.0> : tensor<4x8xf32>
+  %data = arith.constant dense<[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
+      [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
+      [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
+      [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 9.0]]> : tensor<4x8xf32>
+  %a = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%zeros : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %b = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%data : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %s = arith.addf %zeros, %a : tensor<4x8xf32>
+  return %s, %b : tensor<4x8xf32>, tensor<4x8xf32>
+}
