@@ -68,6 +68,25 @@ def trace_error(err):
             f"use_cache=False)")
 
 
+def install_output_capturing_hooks(model):
+    """transformers (5.x) installs a model's output-capturing hooks on the
+    first forward that records any of its outputs (Wav2Vec2Model's does on
+    every call), under a threading lock torch.compile cannot trace
+    ("Unsupported context manager").
+    Installed here, before tracing, on every transformers model in `model`,
+    the forward finds them installed and takes no lock. Nothing without
+    transformers or that helper."""
+    import sys
+    capturing = sys.modules.get("transformers.utils.output_capturing")
+    install = getattr(capturing, "maybe_install_capturing_hooks", None)
+    if install is None:
+        return
+    from transformers import PreTrainedModel
+    for module in model.modules():
+        if isinstance(module, PreTrainedModel):
+            install(module)
+
+
 def trace_joint(model, inputs):
     """Returns (joint GraphModule, num_fwd_outputs, names of the joint
     graph's primal inputs in order, the flat tensors in that order, the
@@ -80,6 +99,7 @@ def trace_joint(model, inputs):
     from torch._functorch.partitioners import default_partition
     from torch.func import functional_call
 
+    install_output_capturing_hooks(model)
     params = {k: v.detach().clone().requires_grad_(v.requires_grad)
               for k, v in model.named_parameters()}
     buffers = {k: v.detach().clone() for k, v in model.named_buffers()}

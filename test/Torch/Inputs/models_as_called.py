@@ -110,23 +110,16 @@ def swin_v2(dropout=0.1):
 
 
 class AudioClassifier(nn.Module):
-    """Wav2Vec2ForSequenceClassification's forward without the output
-    capturing hooks transformers installs around Wav2Vec2Model.forward
-    (torch.compile cannot trace their lock): the feature encoder, the
-    feature projection, the encoder, the projector, mean pooling, the
-    classifier and cross-entropy against the labels."""
+    """Wav2Vec2ForSequenceClassification called as its users call it, with
+    labels: its loss. Its Wav2Vec2Model installs output-capturing hooks on
+    its first call, which the exporter installs before tracing."""
 
     def __init__(self, net):
         super().__init__()
         self.net = net
 
     def forward(self, input_values, labels):
-        w = self.net.wav2vec2
-        features = w.feature_extractor(input_values).transpose(1, 2)
-        hidden, _ = w.feature_projection(features)
-        hidden = w.encoder(hidden).last_hidden_state
-        logits = self.net.classifier(self.net.projector(hidden).mean(dim=1))
-        return nn.functional.cross_entropy(logits, labels)
+        return self.net(input_values, labels=labels).loss
 
 
 def wav2vec2(dropout=0.1):
