@@ -707,10 +707,13 @@ LogicalResult RematChunkRowsPass::chunk(ChunkRegion &region,
     }
   }
 
-  loop->emitRemark() << "chunk-rows: " << ordered.size() << " ops ("
-                     << forwardOps << " of the forward) over " << rows
-                     << " rows in chunks of " << int64_t(chunkRows) << ", "
-                     << escapes.size() << " results out of the loop";
+  // At the loop's location, without printing the loop (a real-size one is
+  // thousands of lines).
+  mlir::emitRemark(loop.getLoc())
+      << "chunk-rows: " << ordered.size() << " ops (" << forwardOps
+      << " of the forward) over " << rows << " rows in chunks of "
+      << int64_t(chunkRows) << ", " << escapes.size()
+      << " results out of the loop";
   return success();
 }
 
@@ -760,7 +763,8 @@ void RematChunkRowsPass::runOnOperation() {
     auto roles = getRowRoles(seed, region, chunkRows, reason);
     if (failed(roles)) {
       if (!reason.empty())
-        seed.emitRemark() << "chunk-rows: not chunked: " << reason;
+        mlir::emitRemark(seed.getLoc())
+            << "chunk-rows: not chunked: " << reason;
       continue;
     }
     region.ops.insert(seed);
@@ -784,7 +788,7 @@ void RematChunkRowsPass::runOnOperation() {
     if (!large)
       continue;
     if (failed(chunk(region, backward, reason))) {
-      InFlightDiagnostic remark = seed.emitRemark()
+      InFlightDiagnostic remark = mlir::emitRemark(seed.getLoc())
                                   << "chunk-rows: not chunked: " << reason;
       if (!limit.empty())
         remark << " (the region stops where " << limit << ")";
