@@ -250,8 +250,6 @@ void matmul(const typename Format::Element *a, int64_t aRowStride,
                       bColStride, c, cLayout->leading);
 }
 
-/// Matmuls of at least this many multiply-adds are cut into blocks.
-constexpr int64_t kMinBlockedWork = int64_t(1) << 21;
 /// The fewest rows (or columns) of C in a block and the most blocks of one
 /// matmul: each block packs the other operand again, which costs 8% of a
 /// 1024^3 product's time on one thread at 8 blocks, nothing measurable at 4.
@@ -268,14 +266,6 @@ using MatmulFn = void (*)(const typename Format::Element *a, int64_t aRowStride,
                           int64_t bRowStride, int64_t bColStride, float *c,
                           int64_t cRowStride, int64_t cColStride, int64_t m,
                           int64_t n, int64_t k);
-
-/// Products whose result has at most this many rows and columns, and at
-/// least kMinSplitDepth terms per element, are cut along k (a weight
-/// gradient: [features x features] summed over the batch).
-constexpr int64_t kMaxSplitExtent = 256;
-constexpr int64_t kMinSplitDepth = 512;
-/// The parts of such a product, each summing a contiguous range of k.
-constexpr int64_t kSplitParts = 4;
 
 /// C += A * B for a small C and a long k, in kSplitParts parts over ranges
 /// of k that the pool runs: the first part adds into C, each other into a
@@ -338,8 +328,7 @@ void matmulBlocked(const typename Format::Element *a, int64_t aRowStride,
                    int64_t bRowStride, int64_t bColStride, float *c,
                    int64_t cRowStride, int64_t cColStride, int64_t m, int64_t n,
                    int64_t k) {
-  if (m * n * k >= kMinBlockedWork && m <= kMaxSplitExtent &&
-      n <= kMaxSplitExtent && k >= kMinSplitDepth)
+  if (isSplitAlongDepth(m, n, k))
     return matmulSplitDepth<Format>(a, aRowStride, aColStride, b, bRowStride,
                                     bColStride, c, cRowStride, cColStride, m, n,
                                     k);

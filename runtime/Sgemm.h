@@ -15,23 +15,12 @@
 #ifndef REMAT_RUNTIME_SGEMM_H
 #define REMAT_RUNTIME_SGEMM_H
 
+#include "GemmOrder.h"
 #include "HalfFloat.h"
 
 #include <cstdint>
 
 namespace remat::runtime {
-
-/// The most steps of k whose products one sum adds before C gets them.
-constexpr int64_t kSgemmBlockK = 256;
-
-/// The steps of k in each block but the last: k cut into as few blocks of
-/// at most kSgemmBlockK as it takes, of near-equal depths (288 is 144 +
-/// 144, not 256 + 32: a shallow block costs a pass over C for few
-/// products).
-inline int64_t getSgemmBlockDepth(int64_t k) {
-  int64_t blocks = (k + kSgemmBlockK - 1) / kSgemmBlockK;
-  return blocks <= 1 ? k : (k + blocks - 1) / blocks;
-}
 
 /// Whether this host runs the native kernel (AVX-512F) and the environment
 /// does not ask for BLAS instead (REMAT_GEMM=blas).

@@ -9,6 +9,7 @@
 #include "remat/Dialect/Remat/IR/RematOps.h"
 
 #include "mlir/Dialect/Bufferization/Transforms/BufferViewFlowAnalysis.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
@@ -397,6 +398,56 @@ static AllocUse analyzeAlloc(memref::AllocOp alloc, Block &entry,
   return use;
 }
 
+SmallVector<BufferLifetime> StepBuffers::getArenaLifetimes() const {
+  SmallVector<BufferLifetime> result(lifetimes);
+  for (const LoopArena &loopArena : loopArenas)
+    result.push_back(loopArena.lifetime);
+  return result;
+}
+
+/// The loop arena of `loop` (see StepBuffers::LoopArena), at `position` of
+/// the entry block; its allocations are added to `planned`.
+static StepBuffers::LoopArena
+collectLoopArena(scf::ForOp loop, int64_t at,
+                 const BufferViewFlowAnalysis &aliases,
+                 DenseSet<Operation *> &planned) {
+  StepBuffers::LoopArena result;
+  result.loop = loop;
+  Block &body = *loop.getBody();
+  DenseMap<Operation *, int64_t> position;
+  for (auto [index, op] : llvm::enumerate(body))
+    position[&op] = index;
+  int64_t end = int64_t(body.getOperations().size()) - 1;
+  SmallVector<BufferLifetime> lifetimes;
+  for (auto alloc : body.getOps<memref::AllocOp>()) {
+    // A yielded buffer outlives its iteration (keepReturned: the yield is
+    // the body's return).
+    AllocUse use = analyzeAlloc(alloc, body, position, end, aliases,
+                                /*keepReturned=*/true);
+    if (!use.planned || use.escapes)
+      continue;
+    result.allocs.push_back(alloc);
+    lifetimes.push_back(use.lifetime);
+  }
+  // Only a loop whose every allocation is an iteration's own, and which
+  // carries no buffer, is one buffer of the arena: the plan of any other
+  // loop would mix an arena with allocations it can only bound.
+  bool whole = getCarriedBytes(*loop) == 0;
+  loop.walk([&](memref::AllocOp alloc) {
+    whole = whole && llvm::is_contained(result.allocs, alloc);
+  });
+  if (!whole) {
+    result.allocs.clear();
+    return result;
+  }
+  for (memref::AllocOp alloc : result.allocs)
+    planned.insert(alloc);
+  if (!result.allocs.empty())
+    result.plan = planArena(lifetimes);
+  result.lifetime = BufferLifetime{result.plan.size, at, at};
+  return result;
+}
+
 StepBuffers remat::collectStepBuffers(func::FuncOp function,
                                       bool keepReturned) {
   Region &body = function.getBody();
@@ -422,7 +473,16 @@ StepBuffers remat::collectStepBuffers(func::FuncOp function,
   }
 
   BufferViewFlowAnalysis aliases(function);
+  DenseSet<Operation *> inLoopArenas;
+  for (auto loop : entry.getOps<scf::ForOp>()) {
+    StepBuffers::LoopArena loopArena =
+        collectLoopArena(loop, position.lookup(loop), aliases, inLoopArenas);
+    if (!loopArena.allocs.empty())
+      result.loopArenas.push_back(std::move(loopArena));
+  }
   function.walk([&](memref::AllocOp alloc) {
+    if (inLoopArenas.contains(alloc))
+      return;
     AllocUse use =
         analyzeAlloc(alloc, entry, position, end, aliases, keepReturned);
     if (!use.planned) {
@@ -488,7 +548,7 @@ static FailureOr<StepMemoryPlan> runAndPlan(PassManager &pm, ModuleOp module,
   }
   StepBuffers buffers = collectStepBuffers(
       bufferized, keepReturned.value_or(mustKeepReturnedBuffers(bufferized)));
-  ArenaPlan arena = planArena(buffers.lifetimes);
+  ArenaPlan arena = planArena(buffers.getArenaLifetimes());
   StepMemoryPlan plan;
   plan.arenaBytes = arena.size;
   plan.maxLiveBytes = arena.maxLiveBytes;
@@ -497,6 +557,8 @@ static FailureOr<StepMemoryPlan> runAndPlan(PassManager &pm, ModuleOp module,
   plan.unplannedPeakBytes = buffers.unplannedPeakBytes;
   plan.peakBytes = arena.size + buffers.unplannedPeakBytes;
   plan.plannedBuffers = buffers.allocs.size();
+  for (const StepBuffers::LoopArena &loopArena : buffers.loopArenas)
+    plan.plannedBuffers += loopArena.allocs.size();
   plan.unplannedBuffers = buffers.unplanned.size();
   return plan;
 }

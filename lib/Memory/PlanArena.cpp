@@ -32,9 +32,9 @@ struct RematPlanArenaPass
     StepBuffers buffers =
         collectStepBuffers(function, mustKeepReturnedBuffers(function));
     numUnplanned += buffers.unplanned.size();
-    if (buffers.allocs.empty())
+    if (buffers.allocs.empty() && buffers.loopArenas.empty())
       return;
-    ArenaPlan plan = planArena(buffers.lifetimes);
+    ArenaPlan plan = planArena(buffers.getArenaLifetimes());
     numPlanned += buffers.allocs.size();
     arenaBytes += plan.size;
 
@@ -46,6 +46,15 @@ struct RematPlanArenaPass
         builder, loc, arenaType, builder.getI64IntegerAttr(kArenaAlignment));
     for (auto [alloc, offset] : llvm::zip(buffers.allocs, plan.offsets))
       placeInArena(alloc, arena, offset);
+    // A loop's buffers at their offsets in its own arena, itself one buffer
+    // of the step's.
+    for (auto [index, loopArena] : llvm::enumerate(buffers.loopArenas)) {
+      int64_t base = plan.offsets[buffers.allocs.size() + index];
+      numPlanned += loopArena.allocs.size();
+      for (auto [alloc, offset] :
+           llvm::zip(loopArena.allocs, loopArena.plan.offsets))
+        placeInArena(alloc, arena, base + offset);
+    }
     if (!llvm::is_contained(buffers.escapes, true)) {
       builder.setInsertionPoint(entry.getTerminator());
       memref::DeallocOp::create(builder, loc, arena);

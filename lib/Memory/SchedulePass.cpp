@@ -344,7 +344,7 @@ int64_t getArenaBytesInOrder(func::FuncOp function, ArrayRef<Operation *> ops,
   reuseDyingOperandBuffers(*copy);
   // Orders are compared by their greedy placements; -remat-plan-arena
   // searches the one kept.
-  return planArena(collectStepBuffers(*copy, keepReturned).lifetimes,
+  return planArena(collectStepBuffers(*copy, keepReturned).getArenaLifetimes(),
                    /*search=*/false)
       .size;
 }

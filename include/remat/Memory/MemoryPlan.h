@@ -81,11 +81,31 @@ constexpr size_t kMaxBySizeBuffers = 8192;
 /// returns is live to the end and `escapes`; with `keepReturned` (for a
 /// function its module calls, whose callers free each result on its own) it
 /// is left to the allocator instead. Every other allocation in the function
-/// is `unplanned` and left to the allocator.
+/// is `unplanned` and left to the allocator, except the buffers of a loop's
+/// iterations (`loopArenas`).
 struct StepBuffers {
+  /// The buffers of an `scf.for` of the entry block that carries no buffer
+  /// and whose every allocation is one iteration's own (static, in the loop
+  /// body's block, every use of an alias there, not yielded, freed there by
+  /// its own deallocation): planned by the positions of the body's block in
+  /// an arena of their own, `plan`, which is one buffer of the step's
+  /// arena, live at the loop's position. Every iteration reuses the same
+  /// offsets, and the loop allocates nothing else: the plan stays exact.
+  struct LoopArena {
+    mlir::Operation *loop = nullptr;
+    llvm::SmallVector<mlir::memref::AllocOp> allocs;
+    ArenaPlan plan;
+    /// `plan.size` bytes at the loop's position.
+    BufferLifetime lifetime;
+  };
+
   llvm::SmallVector<mlir::memref::AllocOp> allocs;
   llvm::SmallVector<BufferLifetime> lifetimes;
   llvm::SmallVector<bool> escapes;
+  llvm::SmallVector<LoopArena> loopArenas;
+  /// What the step's arena places: `lifetimes`, then one buffer per loop
+  /// arena, in the order of `loopArenas`.
+  llvm::SmallVector<BufferLifetime> getArenaLifetimes() const;
   llvm::SmallVector<mlir::Operation *> unplanned;
   /// Bytes of the unplanned allocations of static size (rounded).
   int64_t unplannedBytes = 0;

@@ -293,4 +293,103 @@ def RematRecomputeFromArgumentsPass
   let dependentDialects = ["mlir::tensor::TensorDialect"];
 }
 
+def RematChunkRowsPass : Pass<"remat-chunk-rows", "mlir::func::FuncOp"> {
+  let summary = "Compute a row-independent region in chunks of rows, bit-identically";
+  let description = [{
+    A language model's head is the largest part of its step: the logits of
+    a large vocabulary, their log-softmax and the loss's gradient are each
+    [rows, vocabulary] (411 MB for GPT-2 small at 4 x 512 tokens in fp32),
+    and the forward's log-softmax is saved for the backward. Every row of
+    them depends on one row of the hidden state alone, so they can be
+    computed a block of rows at a time, and only one block of each lives at
+    once.
+
+    The pass starts from each `linalg.matmul` whose result has at least
+    `min-bytes` bytes (largest first) and grows the region of ops that are
+    independent along the result's first dimension (its rows, N): elementwise
+    ops, `tensor.empty`, splat constants, reshapes that keep the first
+    dimension, linalg ops whose first loop is parallel and reads or writes
+    every operand's first dimension or none of it (broadcasts, fills,
+    reductions along other dimensions, generics, matmuls whose A and C are
+    rows), a row block's transpose, and the matmul of that transpose with
+    rows, which sums over the rows (a weight gradient: its C is carried
+    from chunk to chunk). It takes users of the region's values, and
+    producers all of whose users are in the region, in the forward and in
+    the backward region alike. Reductions over the rows (the loss's sum over
+    tokens) stay outside, on the whole vector of per-row values.
+
+    The region becomes one `scf.for` over N / `chunk-rows` chunks, in the
+    backward region (before its first op there) when the region reaches
+    into it: the loop slices the region's other row inputs
+    (`tensor.extract_slice`), writes the row values that ops outside read
+    into whole tensors (`tensor.insert_slice`) and carries the sums over
+    rows. Forward ops that read the loop's results move after it and are
+    yielded by `remat.backward`. A remark names what was chunked.
+
+    Every output stays bit-identical to the unchunked step on the CPU's
+    native GEMM (runtime/Sgemm.cpp, AVX-512 hosts): a row's elements are the
+    same operations on the same values; a product cut into blocks of rows
+    gives each element what one call gives it; and a product summed over
+    the rows gets each block of `getSgemmBlockDepth(k)` rows as one sum
+    added to C in order, so chunks that are whole blocks give C the same
+    additions. The pass checks the runtime's rules (runtime/GemmOrder.h)
+    and skips a region, with a remark, where a chunk would change them: a
+    chunk that is not a multiple of the block depth, a product the runtime
+    cuts along k, a float sum along a row whose length is even (the CPU
+    lowering may split such a sum into vector lanes when its output is
+    small: the unchunked and the chunked output differ in size). With
+    `REMAT_GEMM=blas` (OpenBLAS) or on CUDA (cuBLAS), whose blocking of k
+    is their own, a weight gradient summed over chunks is within rounding
+    of the unchunked one, not bit for bit. N must be a multiple of
+    `chunk-rows`. Off unless named; run it after `-remat-checkpoint`, or
+    before `-remat-mark` so that a budget measures the chunked step.
+
+    Before (abridged):
+    ```mlir
+    %logits = linalg.matmul ins(%h, %wt : tensor<2048x768xf32>, tensor<768x50257xf32>) ...
+    %lse = ... log-softmax of %logits, per row ...
+    %nll = ... -%lse[row, label[row]] ...          // tensor<2048xf32>
+    %loss = linalg.reduce ins(%nll) ... dimensions = [0]
+    %g:2 = remat.backward {
+      %dlogits = ... exp(%lse) * %s - %onehot ...  // tensor<2048x50257xf32>
+      %dh = linalg.matmul ins(%dlogits, %w : ...)  // tensor<2048x768xf32>
+      %dlt = linalg.transpose ins(%dlogits : ...) permutation = [1, 0]
+      %dw = linalg.matmul ins(%dlt, %h : ...) outs(%zeros : tensor<50257x768xf32>)
+      ...
+    }
+    ```
+    After (`chunk-rows=256`):
+    ```mlir
+    %g:3 = remat.backward {
+      %r:3 = scf.for %i = %c0 to %c2048 step %c256
+          iter_args(%nll_all = %e0, %dh_all = %e1, %dw_acc = %zeros) -> (...) {
+        %hi = tensor.extract_slice %h[%i, 0] [256, 768] [1, 1] : ...
+        %logits = linalg.matmul ins(%hi, %wt : ...) -> tensor<256x50257xf32>
+        ...
+        %dw = linalg.matmul ins(%dlt, %hi : ...) outs(%dw_acc : tensor<50257x768xf32>)
+        %nll_all2 = tensor.insert_slice %nll into %nll_all[%i] [256] [1] : ...
+        %dh_all2 = tensor.insert_slice %dh into %dh_all[%i, 0] [256, 768] [1, 1] : ...
+        scf.yield %nll_all2, %dh_all2, %dw : ...
+      }
+      %loss = linalg.reduce ins(%r#0) ... dimensions = [0]
+      ...
+    }
+    ```
+  }];
+  let options = [
+    Option<"chunkRows", "chunk-rows", "int64_t", /*default=*/"256",
+           "Rows per chunk (a divisor of the region's rows)">,
+    Option<"minBytes", "min-bytes", "int64_t", /*default=*/"67108864",
+           "Chunk regions around matmul results of at least this many bytes">,
+  ];
+  let statistics = [
+    Statistic<"numRegions", "chunked-regions", "Regions computed in chunks of rows">,
+    Statistic<"numChunkedOps", "chunked-ops", "Ops moved into chunk loops">
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
+    "mlir::scf::SCFDialect", "mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // REMAT_DIALECT_REMAT_TRANSFORMS_PASSES_TD
