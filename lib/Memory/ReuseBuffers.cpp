@@ -53,10 +53,17 @@ void forEachUser(memref::AllocOp alloc, function_ref<void(Operation *)> fn) {
   forEachUse(alloc, [&](OpOperand &use) { fn(use.getOwner()); });
 }
 
+/// Returns the op of `block` that is or holds `user`, or null.
+Operation *getOpInBlock(Block &block, Operation *user) {
+  return block.findAncestorOpInBlock(*user);
+}
+
 /// Returns the allocation `value` is, or is a chain of reshape views of, if
 /// it is a `memref.alloc` of `block` of a static, identity-layout type whose
 /// every user, and every user of its reshape views, is an op of `block`
-/// that makes no other view of it (it may be returned). `aliases` gets the
+/// that makes no other view of it (it may be returned), or an op nested in
+/// one that returns no memref: a view made in a loop's body (the subviews of
+/// an embedding gradient's scatter) ends with the loop. `aliases` gets the
 /// values of the buffer those users read: the allocation's result and its
 /// reshape views.
 memref::AllocOp getPlainAllocation(Value value, Block &block,
@@ -74,11 +81,10 @@ memref::AllocOp getPlainAllocation(Value value, Block &block,
   bool plain = true;
   aliases.clear();
   forEachUse(alloc, [&](OpOperand &use) {
-    Operation *user = use.getOwner();
     aliases.push_back(use.get());
-    plain &=
-        user->getBlock() == &block &&
-        llvm::none_of(user->getResultTypes(), llvm::IsaPred<BaseMemRefType>);
+    Operation *op = getOpInBlock(block, use.getOwner());
+    plain &= op &&
+             llvm::none_of(op->getResultTypes(), llvm::IsaPred<BaseMemRefType>);
   });
   return plain ? alloc : nullptr;
 }
@@ -126,6 +132,7 @@ bool isReadAsElementwise(linalg::GenericOp generic, ArrayRef<Value> aliases,
 bool isFirstUser(memref::AllocOp alloc, Operation *op) {
   bool first = true;
   forEachUser(alloc, [&](Operation *user) {
+    user = getOpInBlock(*op->getBlock(), user);
     first &= user == op || op->isBeforeInBlock(user);
   });
   return first;
@@ -136,8 +143,10 @@ bool isFirstUser(memref::AllocOp alloc, Operation *op) {
 bool isLastUser(memref::AllocOp alloc, Operation *op) {
   bool last = true;
   forEachUser(alloc, [&](Operation *user) {
-    last &=
-        user == op || isa<memref::DeallocOp>(user) || user->isBeforeInBlock(op);
+    if (isa<memref::DeallocOp>(user))
+      return;
+    user = getOpInBlock(*op->getBlock(), user);
+    last &= user == op || user->isBeforeInBlock(op);
   });
   return last;
 }

@@ -220,3 +220,67 @@ func.func @reshaped_kept(%x: memref<16xf32>, %y: memref<4x4xf32>, %z: memref<16x
   memref.dealloc %e : memref<4x4xf32>
   return
 }
+
+// -----
+
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+// Checks that an operand written through subviews inside a loop before the
+// op (an embedding gradient's scatter over its columns) still gives the op
+// its buffer: the views end with the loop, which returns no memref. One
+// read through a subview in a loop after the op keeps the buffers apart.
+// CHECK-LABEL: func.func @loop_views
+// CHECK: %[[G:.*]] = memref.alloc() : memref<4x8xf32>
+// CHECK: scf.for
+// CHECK: memref.subview %[[G]]
+// CHECK-NOT: memref.alloc
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[G]] : memref<4x8xf32>, memref<4x8xf32>) outs(%[[G]] : memref<4x8xf32>)
+// CHECK: return %[[G]]
+// CHECK-LABEL: func.func @loop_views_after
+// CHECK: memref.alloc() : memref<4x8xf32>
+// CHECK: %[[R:.*]] = memref.alloc() : memref<4x8xf32>
+// CHECK: linalg.generic {{.*}} outs(%[[R]] : memref<4x8xf32>)
+func.func @loop_views(%w: memref<4x8xf32>, %v: memref<4xf32>) -> memref<4x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %g = memref.alloc() : memref<4x8xf32>
+  linalg.fill ins(%zero : f32) outs(%g : memref<4x8xf32>)
+  scf.for %j = %c0 to %c8 step %c1 {
+    %column = memref.subview %g[0, %j] [4, 1] [1, 1] : memref<4x8xf32> to memref<4x1xf32, strided<[8, 1], offset: ?>>
+    %flat = memref.collapse_shape %column [[0, 1]] : memref<4x1xf32, strided<[8, 1], offset: ?>> into memref<4xf32, strided<[8], offset: ?>>
+    memref.copy %v, %flat : memref<4xf32> to memref<4xf32, strided<[8], offset: ?>>
+  }
+  %r = memref.alloc() : memref<4x8xf32>
+  linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%w, %g : memref<4x8xf32>, memref<4x8xf32>) outs(%r : memref<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %g : memref<4x8xf32>
+  return %r : memref<4x8xf32>
+}
+
+func.func @loop_views_after(%w: memref<4x8xf32>, %v: memref<4xf32>) -> memref<4x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %g = memref.alloc() : memref<4x8xf32>
+  linalg.fill ins(%zero : f32) outs(%g : memref<4x8xf32>)
+  %r = memref.alloc() : memref<4x8xf32>
+  linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%w, %g : memref<4x8xf32>, memref<4x8xf32>) outs(%r : memref<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  }
+  scf.for %j = %c0 to %c8 step %c1 {
+    %column = memref.subview %g[0, %j] [4, 1] [1, 1] : memref<4x8xf32> to memref<4x1xf32, strided<[8, 1], offset: ?>>
+    %flat = memref.collapse_shape %column [[0, 1]] : memref<4x1xf32, strided<[8, 1], offset: ?>> into memref<4xf32, strided<[8], offset: ?>>
+    memref.copy %flat, %v : memref<4xf32, strided<[8], offset: ?>> to memref<4xf32>
+  }
+  memref.dealloc %g : memref<4x8xf32>
+  return %r : memref<4x8xf32>
+}

@@ -91,7 +91,10 @@ def RematReuseBuffersPass
     Either may be read or written through reshape views (`memref.reshape`,
     `collapse_shape`, `expand_shape` of static identity layouts: element i
     of the view is element i of the buffer) as long as the operand's view
-    has the result's type; no other view. The result's allocation goes (a
+    has the result's type; no other view, except inside an op (a loop) that
+    comes before or after and returns no memref, where a view ends with it
+    (an embedding gradient's scatter writes its columns through subviews).
+    The result's allocation goes (a
     collapse and an expansion of the operand's buffer stand for it when the
     types differ) and the operand's deallocation moves to the result's.
     Linear in the number of uses.

@@ -20,7 +20,7 @@
 // CLONE: remat.backward
 // CLONE: remat.scatter_add_rows {{.*}} {remat.clone_of = 0 : i64}
 // CLONE: remat.scatter_add_rows {{.*}} skip 2 :
-// STATIC: static peak: 1536 bytes (arena of 1536 bytes for 4 buffers
+// STATIC: static peak: 1536 bytes (arena of 1536 bytes for 3 buffers
 // STATIC: forward FLOPs: 304, backward FLOPs: 176, recompute FLOPs: 304 in 3 recomputed ops
 // MEASURED: {"alloc_count":1,"allocated_bytes":1536,{{.*}}"peak_bytes":1536,
 // MEASURED: out0: max_abs_diff=0 bit-identical
