@@ -583,12 +583,20 @@ Tiling getTiling(const ConvShape &shape, bool filterGrad, bool packed) {
     if (packed && taps > kPanelColumns)
       taps = taps / kPanelColumns * kPanelColumns;
   }
-  int64_t storedTaps = packed && filterGrad ? roundUpToPanel(taps) : taps;
+  if (packed && !filterGrad) {
+    // Pixels are B's columns, whose last panel is padded: as few tiles as
+    // fit the scratch, each of whole panels but the last (784 pixels in
+    // tiles of 128 and 16 compute 800 columns; 7 balanced tiles of 112
+    // would compute 7 x 128). The tiles cut only the response's columns,
+    // so the sums do not depend on them.
+    int64_t panels =
+        std::max<int64_t>(1, kScratchFloats / taps / kPanelColumns);
+    int64_t tiles = (shape.pixels() + panels * kPanelColumns - 1) /
+                    (panels * kPanelColumns);
+    return {taps, roundUpToPanel((shape.pixels() + tiles - 1) / tiles)};
+  }
+  int64_t storedTaps = packed ? roundUpToPanel(taps) : taps;
   int64_t pixels = std::min(shape.pixels(), kScratchFloats / storedTaps);
-  // Balanced tiles are no wider than `pixels`, so whole panels of that
-  // many pixels bound them.
-  if (packed && !filterGrad && pixels > kPanelColumns)
-    pixels = pixels / kPanelColumns * kPanelColumns;
   int64_t tiles = (shape.pixels() + pixels - 1) / pixels;
   return {taps, (shape.pixels() + tiles - 1) / tiles};
 }

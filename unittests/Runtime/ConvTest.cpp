@@ -185,6 +185,14 @@ TEST(ConvTest, ManyPixelTiles) {
   checkKernels({1, 1, 5, 64, 42, 42, 3, 3, 1, 1, 1, 1}, false);
 }
 
+TEST(ConvTest, PixelTilesOfWholePanels) {
+  // 576 taps, 28 x 28 pixels: response tiles of 128 pixels and a last one
+  // of 16; and 7 x 7 pixels, one tile of two panels, the second partly
+  // padding.
+  checkKernels({2, 1, 9, 64, 30, 30, 3, 3, 1, 1, 1, 1}, false);
+  checkKernels({2, 1, 16, 64, 9, 9, 3, 3, 1, 1, 1, 1}, false);
+}
+
 TEST(ConvTest, FilterGradRowParts) {
   // One tap tile of 72 taps and 300 filters: the filter gradient's units are
   // two parts of the filter rows. Each part's rows get bit for bit what the
@@ -314,6 +322,8 @@ TEST(ConvTest, ThreadsBitIdentical) {
   // 1x1 filters read in place, large enough that the GEMMs split in blocks.
   checkThreadsBitIdentical({2, 1, 96, 160, 16, 16, 1, 1, 1, 1, 1, 1});
   checkThreadsBitIdentical({1, 1, 256, 128, 24, 24, 1, 1, 1, 1, 1, 1});
+  // Response tiles of whole panels and a last partial one.
+  checkThreadsBitIdentical({2, 1, 9, 64, 30, 30, 3, 3, 1, 1, 1, 1});
   // A filter gradient of few tap tiles, its units parts of the filter rows.
   checkThreadsBitIdentical({2, 1, 512, 16, 12, 12, 3, 3, 1, 1, 1, 1});
   // Depthwise filters and layouts sgemm cannot read: the direct loops.
