@@ -451,6 +451,12 @@ constexpr int64_t kScratchFloats = int64_t(1) << 16;
 /// fewest a filter gradient cuts its taps into for more units.
 constexpr int64_t kMaxTileTaps = 512;
 constexpr int64_t kMinTileTaps = 32;
+/// A filter gradient with fewer tap-tile units than this cuts each one's
+/// filter rows in halves, down to kMinRowPartRows rows: the units of
+/// ResNet's 3x3 filters (5 or 9 of them) keep one of two threads waiting a
+/// fifth or a ninth of the time, and each part packs its image tiles again.
+constexpr int64_t kMinFilterGradUnits = 16;
+constexpr int64_t kMinRowPartRows = 128;
 
 /// The shape of one convolution, read from its filter and response views.
 struct ConvShape {
@@ -566,12 +572,20 @@ Tiling getTiling(const ConvShape &shape, bool filterGrad, bool packed) {
     if (packed && taps > kPanelColumns)
       taps = taps / kPanelColumns * kPanelColumns;
   }
-  int64_t storedTaps = packed && filterGrad ? roundUpToPanel(taps) : taps;
+  if (packed && !filterGrad) {
+    // Pixels are B's columns, whose last panel is padded: as few tiles as
+    // fit the scratch, each of whole panels but the last (784 pixels in
+    // tiles of 128 and 16 compute 800 columns; 7 balanced tiles of 112
+    // would compute 7 x 128). The tiles cut only the response's columns,
+    // so the sums do not depend on them.
+    int64_t panels =
+        std::max<int64_t>(1, kScratchFloats / taps / kPanelColumns);
+    int64_t tiles = (shape.pixels() + panels * kPanelColumns - 1) /
+                    (panels * kPanelColumns);
+    return {taps, roundUpToPanel((shape.pixels() + tiles - 1) / tiles)};
+  }
+  int64_t storedTaps = packed ? roundUpToPanel(taps) : taps;
   int64_t pixels = std::min(shape.pixels(), kScratchFloats / storedTaps);
-  // Balanced tiles are no wider than `pixels`, so whole panels of that
-  // many pixels bound them.
-  if (packed && !filterGrad && pixels > kPanelColumns)
-    pixels = pixels / kPanelColumns * kPanelColumns;
   int64_t tiles = (shape.pixels() + pixels - 1) / pixels;
   return {taps, (shape.pixels() + tiles - 1) / tiles};
 }
@@ -882,15 +896,18 @@ template <typename Format> struct ConvGemm {
 /// Runs a convolution (or its filter gradient) as GEMMs: `whole(n, g, b,
 /// gemm)` when the image is a C x P matrix already (a 1x1 filter, unit
 /// stride; `b` its data), otherwise `tile(n, g, pixel0, pixels, tap0, taps,
-/// tile, gemm)` for each im2col tile packed into a stack buffer (no heap: the
-/// memory plan stays exact). A tile is taps x pixels, row-major, or on hosts
-/// with the native kernel in its panels: B of the response's product
-/// (taps x pixels) or of the filter gradient's (pixels x taps). The pool's
-/// units own disjoint parts of the output, and a unit makes its calls in
-/// the order one thread makes them: for a response (`filterGrad` false) a
-/// unit is a pixel tile of image (n, g), over its tap tiles in order; for a
-/// filter gradient, a tap tile of group g, over images and then pixel tiles
-/// in order. The units depend on the shapes alone. The image holds
+/// f0, rows, tile, gemm)` for each im2col tile packed into a stack buffer (no
+/// heap: the memory plan stays exact), for rows [f0, f0 + rows) of the
+/// filter (all of them but in a filter gradient's row parts). A tile is taps x
+/// pixels, row-major, or on hosts with the native kernel in its panels: B of
+/// the response's product (taps x pixels) or of the filter gradient's (pixels x
+/// taps). The pool's units own disjoint parts of the output, and a unit makes
+/// its calls in the order one thread makes them: for a response (`filterGrad`
+/// false) a unit is a pixel tile of image (n, g), over its tap tiles in order;
+/// for a filter gradient, a tap tile of group g (or a part of its filter rows:
+/// kMinFilterGradUnits), over images and then pixel tiles in order. The
+/// units depend on the shapes alone, and no element of the output is summed
+/// by two units. The image holds
 /// Format's elements; 2-byte ones only on hosts with the native kernel.
 template <typename Format, typename WholeFn, typename TileFn>
 void forEachGemm(const View<typename Format::Element> &image,
@@ -905,12 +922,18 @@ void forEachGemm(const View<typename Format::Element> &image,
   auto imageData = [&](int64_t n, int64_t g) {
     return image.data + n * image.strides[0] + g * image.strides[1];
   };
-  int64_t units = filterGrad ? s.g * (imageMatrix ? 1 : tapTiles)
+  int64_t rowParts = 1;
+  if (filterGrad && !imageMatrix)
+    while (s.g * tapTiles * rowParts < kMinFilterGradUnits &&
+           s.f / (2 * rowParts) >= kMinRowPartRows)
+      rowParts *= 2;
+  int64_t partRows = (s.f + rowParts - 1) / rowParts;
+  int64_t units = filterGrad ? s.g * (imageMatrix ? 1 : tapTiles * rowParts)
                              : s.n * s.g * (imageMatrix ? 1 : pixelTiles);
   ConvGemm<Format> gemm{
       units < kMinUnits ? matmulBlocked<Format> : matmul<Format>, packed};
   auto runTile = [&](int64_t n, int64_t g, int64_t pixelTile, int64_t tapTile,
-                     float *scratch) {
+                     int64_t f0, int64_t rows, float *scratch) {
     int64_t pixel0 = pixelTile * tiling.pixels, tap0 = tapTile * tiling.taps;
     int64_t pixels = std::min(tiling.pixels, s.pixels() - pixel0);
     int64_t taps = std::min(tiling.taps, s.taps() - tap0);
@@ -926,7 +949,7 @@ void forEachGemm(const View<typename Format::Element> &image,
     else
       packImagePanels<Format>(image, s, filterGrad, n, g, tap0, taps, pixel0,
                               pixels, scratch);
-    tile(n, g, pixel0, pixels, tap0, taps, scratch, gemm);
+    tile(n, g, pixel0, pixels, tap0, taps, f0, rows, scratch, gemm);
   };
   ThreadPool &pool = getThreadPool();
   if (!filterGrad) {
@@ -941,7 +964,7 @@ void forEachGemm(const View<typename Format::Element> &image,
       alignas(64) float scratch[kScratchFloats];
       int64_t pixelTile = unit % pixelTiles, image = unit / pixelTiles;
       for (int64_t tapTile = 0; tapTile < tapTiles; ++tapTile)
-        runTile(image / s.g, image % s.g, pixelTile, tapTile, scratch);
+        runTile(image / s.g, image % s.g, pixelTile, tapTile, 0, s.f, scratch);
     });
     return;
   }
@@ -952,12 +975,14 @@ void forEachGemm(const View<typename Format::Element> &image,
     });
     return;
   }
-  pool.parallelFor(s.g * tapTiles, [&](int64_t unit) {
+  pool.parallelFor(units, [&](int64_t unit) {
     alignas(64) float scratch[kScratchFloats];
-    int64_t g = unit / tapTiles, tapTile = unit % tapTiles;
+    int64_t part = unit % rowParts, tapTile = unit / rowParts % tapTiles,
+            g = unit / (rowParts * tapTiles);
+    int64_t f0 = part * partRows, rows = std::min(partRows, s.f - f0);
     for (int64_t n = 0; n < s.n; ++n)
       for (int64_t pixelTile = 0; pixelTile < pixelTiles; ++pixelTile)
-        runTile(n, g, pixelTile, tapTile, scratch);
+        runTile(n, g, pixelTile, tapTile, f0, rows, scratch);
   });
 }
 
@@ -1009,7 +1034,8 @@ void convolve(const char *kernel,
              c.rowStride, 1, s.f, s.pixels(), s.c);
       },
       [&](int64_t n, int64_t g, int64_t pixel0, int64_t pixels, int64_t tap0,
-          int64_t taps, const float *tile, ConvGemm<Format> gemm) {
+          int64_t taps, int64_t, int64_t, const float *tile,
+          ConvGemm<Format> gemm) {
         Matrix<Element> a = getFilterMatrix(filter, s, g);
         Matrix<float> c = getResponseMatrix(response, s, n, g);
         if constexpr (std::is_same_v<Format, Float32Format>) {
@@ -1063,20 +1089,23 @@ void convolveFilterGrad(
              1, s.f, s.c, s.pixels());
       },
       [&](int64_t n, int64_t g, int64_t pixel0, int64_t pixels, int64_t tap0,
-          int64_t taps, const float *tile, ConvGemm<Format> gemm) {
+          int64_t taps, int64_t f0, int64_t rows, const float *tile,
+          ConvGemm<Format> gemm) {
         Matrix<float> c = getFilterMatrix(filter, s, g);
         Matrix<Element> a = getResponseMatrix(response, s, n, g);
+        float *cRows = c.data + f0 * c.rowStride + tap0;
+        const Element *aRows = a.data + f0 * a.rowStride + pixel0;
         if constexpr (std::is_same_v<Format, Float32Format>) {
           if (!gemm.packed) {
             // The tile read transposed: pixels x taps, unit row stride.
-            gemm.gemm(a.data + pixel0, a.rowStride, 1, tile, 1, pixels,
-                      c.data + tap0, c.rowStride, 1, s.f, taps, pixels);
+            gemm.gemm(aRows, a.rowStride, 1, tile, 1, pixels, cRows,
+                      c.rowStride, 1, rows, taps, pixels);
             return;
           }
         }
-        matmulPacked<Format>(gemm.blocked(), a.data + pixel0, a.rowStride, 1,
-                             /*aPacked=*/nullptr, tile, c.data + tap0,
-                             c.rowStride, s.f, taps, pixels);
+        matmulPacked<Format>(gemm.blocked(), aRows, a.rowStride, 1,
+                             /*aPacked=*/nullptr, tile, cRows, c.rowStride,
+                             rows, taps, pixels);
       });
 }
 

@@ -80,9 +80,15 @@ ThreadPool::~ThreadPool() {
 void ThreadPool::run(int64_t units, UnitFn unitFn, void *unitContext) {
   if (units <= 0)
     return;
-  // A single unit leaves the pool to the loops it runs; a parallelFor from
-  // a unit runs in place; and a count the ticket cannot hold runs here.
-  if (workers.empty() || units == 1 || inUnit || uint64_t(units) > kUnitMask) {
+  // A single unit leaves the pool to the loops it runs (outside a unit's
+  // scope, so that they take the pool's threads: a convolution's one group
+  // cuts its matmuls into blocks for them); a parallelFor from a unit runs
+  // in place; and a count the ticket cannot hold runs here.
+  if (units == 1 && !inUnit) {
+    unitFn(unitContext, 0);
+    return;
+  }
+  if (workers.empty() || inUnit || uint64_t(units) > kUnitMask) {
     UnitScope scope;
     for (int64_t unit = 0; unit < units; ++unit)
       unitFn(unitContext, unit);

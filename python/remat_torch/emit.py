@@ -1462,12 +1462,97 @@ def _affine(*terms):
     return " + ".join(parts) or "0"
 
 
+def _mul_add(dtype):
+    """The body of a convolution's linalg.generic: `{2} + {0} * {1}` in
+    float32, 2-byte operands widened first."""
+    if is_half(dtype):
+        return (f"{{t}}a = arith.extf {{0}} : {dtype} to f32\n"
+                f"{{t}}b = arith.extf {{1}} : {dtype} to f32\n"
+                f"{{t}} = arith.mulf {{t}}a, {{t}}b : f32\n"
+                f"{{y}} = arith.addf {{2}}, {{t}} : f32")
+    return "{t} = arith.mulf {0}, {1} : f32\n{y} = arith.addf {2}, {t} : f32"
+
+
+def _conv1x1_transposed(e, grad, w):
+    """The input gradient of a 1x1 convolution (one group) from its output
+    gradient [N, F, H, W] and weight [F, C, 1, 1]: out[n, c, h, w] = sum_f
+    grad[n, f, h, w] * w[f, c, 0, 0], a linalg.generic that reads the weight
+    in place, where conv2d would read a transposed copy of it (a copy of
+    the whole weight, read a column at a time). -remat-conv-to-blas takes it
+    as that convolution, the filter a transposed view: the same sums."""
+    n, f, h, wd = grad.shape
+    c = w.shape[1]
+    out = e.generic([grad, w], ["d0, d4, d2 + d5, d3 + d6", "d4, d1, d5, d6",
+                                "d0, d1, d2, d3"],
+                    [n, c, h, wd], ["parallel"] * 4 + ["reduction"] * 3,
+                    _mul_add(grad.dtype), init=e.filled([n, c, h, wd], 0.0))
+    return e.convert(out, grad.dtype)
+
+
+def _strided_input_grad(e, grad, w, x_shape, stride, padding, groups):
+    """grad_input of a convolution with stride s > 1 (dilation 1) as its s x s
+    phases: the input rows y = r + s * a, r in [0, s), take the filter rows
+    i = i0 + s * t, i0 = (r + padding) mod s, alone, so each phase is a
+    stride-1 convolution of the gradient (padded) with those rows of the
+    flipped filter, inserted s apart into a zeroed grad_input. The spread
+    gradient's convolution (_convolution_backward's stride-1 form) would
+    multiply (s * s - 1) / (s * s) of its terms by zeros. For a 1x1 filter
+    with no padding the one phase with taps sums the same terms in the same
+    order as that convolution (bit-identical); with taps in several phases
+    each phase sums its own terms only, in the same order."""
+    n, c, hx, wx = x_shape
+    f, cg, kh, kw = w.shape
+    g, fg = groups, f // groups
+
+    def phase(r, s, p, k, extent):
+        # Filter rows i0 + s * t (t < taps), output rows r + s * a (a < rows),
+        # and the gradient rows phase row a reads: a - lo + t' for t' < taps.
+        i0 = (r + p) % s
+        taps = len(range(i0, k, s))
+        rows = len(range(r, extent, s))
+        lo = taps - 1 - (r + p - i0) // s
+        return i0, taps, rows, lo
+
+    out = e.filled([n, c, hx, wx], 0.0, grad.dtype)
+    for rh in range(stride[0]):
+        for rw in range(stride[1]):
+            i0, th, rows, loh = phase(rh, stride[0], padding[0], kh, hx)
+            j0, tw, cols, low = phase(rw, stride[1], padding[1], kw, wx)
+            if not (th and tw and rows and cols):
+                continue
+            padded = e.place(grad, [n, f, rows + th - 1, cols + tw - 1], [0, 0, loh, low],
+                             [1, 1, 1, 1])
+            if kh == 1 and kw == 1 and g == 1:
+                part = _conv1x1_transposed(e, padded, w)
+                out = e.insert(part, out, [0, 0, rh, rw], [1, 1, stride[0], stride[1]])
+                continue
+            # The phase's filter rows, flipped (t' = taps - 1 - t).
+            d_h, d_w = (3, 4) if g > 1 else (2, 3)
+            flip_h = f"{i0 + stride[0] * (th - 1)} - d{d_h} * {stride[0]}"
+            flip_w = f"{j0 + stride[1] * (tw - 1)} - d{d_w} * {stride[1]}"
+            if g == 1:
+                flipped = e.generic([w], [f"d1, d0, {flip_h}, {flip_w}", "d0, d1, d2, d3"],
+                                    [c, f, th, tw], ["parallel"] * 4, "", yields="{0}",
+                                    dtype=w.dtype)
+            else:
+                flipped = e.generic([e.reshape(w, [g, fg, cg, kh, kw])],
+                                    [f"d0, d2, d1, {flip_h}, {flip_w}",
+                                     "d0, d1, d2, d3, d4"],
+                                    [g, cg, fg, th, tw], ["parallel"] * 5, "",
+                                    yields="{0}", dtype=w.dtype)
+                flipped = e.reshape(flipped, [c, fg, th, tw])
+            part = e.conv2d(padded, flipped, (1, 1), (1, 1), g)
+            out = e.insert(part, out, [0, 0, rh, rw], [1, 1, stride[0], stride[1]])
+    return out
+
+
 def _convolution_backward(e, grad, x, w, bias_sizes, stride, padding, dilation,
                           transposed, output_padding, groups, output_mask):
     """grad_input: the transposed convolution, the gradient dilated by the
     stride and padded by dilation * (kernel - 1) - padding, convolved (with
     the forward's dilation) with the weight flipped in both spatial
-    dimensions and its channels swapped within each group; grad_weight[f, c,
+    dimensions and its channels swapped within each group (with a stride,
+    phase by phase: _strided_input_grad); grad_weight[f, c,
     i, j] = sum_{n, h, w} grad[n, f, h, w] * padded_x[n, g(f) * C / groups +
     c, h * stride + i * dilation, ...] (a linalg.generic); grad_bias: the sum
     of the gradient over batch and space. A 1-D convolution's, as a 2-D
@@ -1491,7 +1576,12 @@ def _convolution_backward(e, grad, x, w, bias_sizes, stride, padding, dilation,
     g, fg = groups, f // groups
     _, _, ho, wo = grad.shape
     results = [None, None, None]
-    if output_mask[0]:
+    if output_mask[0] and (sh > 1 or sw > 1) and dh == 1 and dw == 1:
+        results[0] = _strided_input_grad(e, grad, w, x.shape, (sh, sw), (ph, pw), g)
+    elif output_mask[0] and kh == 1 and kw == 1 and g == 1:
+        results[0] = _conv1x1_transposed(
+            e, e.place(grad, [n, f, hx, wx], [0, 0, -ph, -pw], [1, 1, sh, sw]), w)
+    elif output_mask[0]:
         spread = e.place(grad, [n, f, hx + dh * (kh - 1), wx + dw * (kw - 1)],
                          [0, 0, dh * (kh - 1) - ph, dw * (kw - 1) - pw], [1, 1, sh, sw])
         flip_h, flip_w = f"{kh - 1} - d{3 if g > 1 else 2}", f"{kw - 1} - d{4 if g > 1 else 3}"
@@ -1509,13 +1599,8 @@ def _convolution_backward(e, grad, x, w, bias_sizes, stride, padding, dilation,
     if output_mask[1]:
         extent = [(ho - 1) * sh + dh * (kh - 1) + 1, (wo - 1) * sw + dw * (kw - 1) + 1]
         xp = e.pad(x, [0, 0, ph, pw], [0, 0, extent[0] - hx - ph, extent[1] - wx - pw])
-        mul_add = "{t} = arith.mulf {0}, {1} : f32\n{y} = arith.addf {2}, {t} : f32"
-        if is_half(x.dtype):
-            # 2-byte operands, products and sums in float32, rounded once.
-            mul_add = (f"{{t}}a = arith.extf {{0}} : {x.dtype} to f32\n"
-                       f"{{t}}b = arith.extf {{1}} : {x.dtype} to f32\n"
-                       f"{{t}} = arith.mulf {{t}}a, {{t}}b : f32\n"
-                       f"{{y}} = arith.addf {{2}}, {{t}} : f32")
+        # 2-byte operands: products and sums in float32, rounded once.
+        mul_add = _mul_add(x.dtype)
         if g == 1:
             results[1] = e.generic(
                 [grad, xp], ["d4, d0, d5, d6",

@@ -185,6 +185,51 @@ TEST(ConvTest, ManyPixelTiles) {
   checkKernels({1, 1, 5, 64, 42, 42, 3, 3, 1, 1, 1, 1}, false);
 }
 
+TEST(ConvTest, PixelTilesOfWholePanels) {
+  // 576 taps, 28 x 28 pixels: response tiles of 128 pixels and a last one
+  // of 16; and 7 x 7 pixels, one tile of two panels, the second partly
+  // padding.
+  checkKernels({2, 1, 9, 64, 30, 30, 3, 3, 1, 1, 1, 1}, false);
+  checkKernels({2, 1, 16, 64, 9, 9, 3, 3, 1, 1, 1, 1}, false);
+}
+
+TEST(ConvTest, FilterGradRowParts) {
+  // One tap tile of 72 taps and 300 filters: the filter gradient's units are
+  // two parts of the filter rows. Each part's rows get bit for bit what the
+  // gradient of those filters alone gets (150 filters: one part).
+  Shape whole{2, 1, 300, 8, 11, 9, 3, 3, 1, 1, 1, 1};
+  checkKernels(whole, false);
+  Shape half = whole;
+  half.f = 150;
+  std::mt19937 rng(7);
+  Operands a = makeOperands(whole, {0, 1, 2, 3, 4}, {0, 1, 2, 3, 4});
+  Operands b = makeOperands(half, {0, 1, 2, 3, 4}, {0, 1, 2, 3, 4});
+  a.image.fill(rng, false);
+  a.filter.fill(rng, false);
+  a.response.fill(rng, false);
+  std::copy(a.image.data.begin(), a.image.data.end(), b.image.data.begin());
+  for (int64_t f = 0; f < half.f; ++f) {
+    for (int64_t c = 0; c < half.c * half.kh * half.kw; ++c)
+      b.filter.at(0, f, c / 9, c / 3 % 3, c % 3) =
+          a.filter.at(0, f + half.f, c / 9, c / 3 % 3, c % 3);
+    for (int64_t n = 0; n < half.n; ++n)
+      for (int64_t p = 0; p < half.oh() * half.ow(); ++p)
+        b.response.at(n, 0, f, p / half.ow(), p % half.ow()) =
+            a.response.at(n, 0, f + half.f, p / half.ow(), p % half.ow());
+  }
+  _mlir_ciface_remat_conv2d_filter_grad_f32(&a.image.view, &a.filter.view,
+                                            &a.response.view, 1, 1, 1, 1);
+  _mlir_ciface_remat_conv2d_filter_grad_f32(&b.image.view, &b.filter.view,
+                                            &b.response.view, 1, 1, 1, 1);
+  for (int64_t f = 0; f < half.f; ++f)
+    for (int64_t c = 0; c < half.c * half.kh * half.kw; ++c) {
+      float got = a.filter.at(0, f + half.f, c / 9, c / 3 % 3, c % 3);
+      float want = b.filter.at(0, f, c / 9, c / 3 % 3, c % 3);
+      ASSERT_EQ(std::memcmp(&got, &want, sizeof(float)), 0)
+          << "filter " << f + half.f << " tap " << c;
+    }
+}
+
 TEST(ConvTest, OneByOneInPlace) {
   checkKernels({2, 1, 16, 8, 5, 6, 1, 1, 1, 1, 1, 1}, false);
   // A strided 1x1 filter takes im2col tiles.
@@ -277,6 +322,10 @@ TEST(ConvTest, ThreadsBitIdentical) {
   // 1x1 filters read in place, large enough that the GEMMs split in blocks.
   checkThreadsBitIdentical({2, 1, 96, 160, 16, 16, 1, 1, 1, 1, 1, 1});
   checkThreadsBitIdentical({1, 1, 256, 128, 24, 24, 1, 1, 1, 1, 1, 1});
+  // Response tiles of whole panels and a last partial one.
+  checkThreadsBitIdentical({2, 1, 9, 64, 30, 30, 3, 3, 1, 1, 1, 1});
+  // A filter gradient of few tap tiles, its units parts of the filter rows.
+  checkThreadsBitIdentical({2, 1, 512, 16, 12, 12, 3, 3, 1, 1, 1, 1});
   // Depthwise filters and layouts sgemm cannot read: the direct loops.
   checkThreadsBitIdentical({2, 6, 1, 1, 9, 8, 3, 3, 1, 2, 1, 1});
   checkThreadsBitIdentical({2, 1, 8, 4, 7, 7, 3, 3, 1, 1, 1, 1},

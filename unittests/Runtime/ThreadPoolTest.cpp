@@ -57,6 +57,27 @@ TEST(ThreadPoolTest, NestedLoopsRunEveryUnitOnce) {
     EXPECT_EQ(count.load(), 1);
 }
 
+TEST(ThreadPoolTest, SingleUnitLeavesItsLoopsThePool) {
+  // The inner loop of a single outer unit runs on the pool's threads: its
+  // first unit waits (up to a minute) for another thread to take one.
+  ThreadPool pool(2);
+  std::thread::id caller = std::this_thread::get_id();
+  std::atomic<bool> helped{false};
+  pool.parallelFor(1, [&](int64_t) {
+    pool.parallelFor(2, [&](int64_t inner) {
+      if (std::this_thread::get_id() != caller) {
+        helped = true;
+        return;
+      }
+      auto start = std::chrono::steady_clock::now();
+      while (inner == 0 && !helped &&
+             std::chrono::steady_clock::now() - start < std::chrono::minutes(1))
+        std::this_thread::yield();
+    });
+  });
+  EXPECT_TRUE(helped.load());
+}
+
 TEST(ThreadPoolTest, ManyLoopsInARow) {
   ThreadPool pool(2);
   std::atomic<int64_t> sum{0};
