@@ -1489,6 +1489,23 @@ def _conv1x1_transposed(e, grad, w):
     return e.convert(out, grad.dtype)
 
 
+def _flipped_filter(e, w, groups, taps, flip):
+    """The filter w [F, C/g, KH, KW] as the convolution of the gradient
+    reads it for grad_input: [C, F/g, th, tw] for taps (th, tw), input and
+    output channels swapped within each group, tap (t_h, t_w) read at
+    (flip[0](t_h), flip[1](t_w)), each given its dimension's name."""
+    f, cg, kh, kw = w.shape
+    g, fg = groups, f // groups
+    th, tw = taps
+    if g == 1:
+        return e.generic([w], [f"d1, d0, {flip[0]('d2')}, {flip[1]('d3')}", "d0, d1, d2, d3"],
+                         [cg, f, th, tw], ["parallel"] * 4, "", yields="{0}", dtype=w.dtype)
+    flipped = e.generic([e.reshape(w, [g, fg, cg, kh, kw])],
+                        [f"d0, d2, d1, {flip[0]('d3')}, {flip[1]('d4')}", "d0, d1, d2, d3, d4"],
+                        [g, cg, fg, th, tw], ["parallel"] * 5, "", yields="{0}", dtype=w.dtype)
+    return e.reshape(flipped, [cg * g, fg, th, tw])
+
+
 def _strided_input_grad(e, grad, w, x_shape, stride, padding, groups):
     """grad_input of a convolution with stride s > 1 (dilation 1) as its s x s
     phases: the input rows y = r + s * a, r in [0, s), take the filter rows
@@ -1527,20 +1544,10 @@ def _strided_input_grad(e, grad, w, x_shape, stride, padding, groups):
                 out = e.insert(part, out, [0, 0, rh, rw], [1, 1, stride[0], stride[1]])
                 continue
             # The phase's filter rows, flipped (t' = taps - 1 - t).
-            d_h, d_w = (3, 4) if g > 1 else (2, 3)
-            flip_h = f"{i0 + stride[0] * (th - 1)} - d{d_h} * {stride[0]}"
-            flip_w = f"{j0 + stride[1] * (tw - 1)} - d{d_w} * {stride[1]}"
-            if g == 1:
-                flipped = e.generic([w], [f"d1, d0, {flip_h}, {flip_w}", "d0, d1, d2, d3"],
-                                    [c, f, th, tw], ["parallel"] * 4, "", yields="{0}",
-                                    dtype=w.dtype)
-            else:
-                flipped = e.generic([e.reshape(w, [g, fg, cg, kh, kw])],
-                                    [f"d0, d2, d1, {flip_h}, {flip_w}",
-                                     "d0, d1, d2, d3, d4"],
-                                    [g, cg, fg, th, tw], ["parallel"] * 5, "",
-                                    yields="{0}", dtype=w.dtype)
-                flipped = e.reshape(flipped, [c, fg, th, tw])
+            flipped = _flipped_filter(
+                e, w, g, (th, tw),
+                (lambda d: f"{i0 + stride[0] * (th - 1)} - {d} * {stride[0]}",
+                 lambda d: f"{j0 + stride[1] * (tw - 1)} - {d} * {stride[1]}"))
             part = e.conv2d(padded, flipped, (1, 1), (1, 1), g)
             out = e.insert(part, out, [0, 0, rh, rw], [1, 1, stride[0], stride[1]])
     return out
@@ -1584,17 +1591,8 @@ def _convolution_backward(e, grad, x, w, bias_sizes, stride, padding, dilation,
     elif output_mask[0]:
         spread = e.place(grad, [n, f, hx + dh * (kh - 1), wx + dw * (kw - 1)],
                          [0, 0, dh * (kh - 1) - ph, dw * (kw - 1) - pw], [1, 1, sh, sw])
-        flip_h, flip_w = f"{kh - 1} - d{3 if g > 1 else 2}", f"{kw - 1} - d{4 if g > 1 else 3}"
-        if g == 1:
-            flipped = e.generic([w], [f"d1, d0, {flip_h}, {flip_w}", "d0, d1, d2, d3"],
-                                [c, f, kh, kw], ["parallel"] * 4, "", yields="{0}",
-                                dtype=w.dtype)
-        else:
-            flipped = e.generic([e.reshape(w, [g, fg, cg, kh, kw])],
-                                [f"d0, d2, d1, {flip_h}, {flip_w}", "d0, d1, d2, d3, d4"],
-                                [g, cg, fg, kh, kw], ["parallel"] * 5, "", yields="{0}",
-                                dtype=w.dtype)
-            flipped = e.reshape(flipped, [c, fg, kh, kw])
+        flipped = _flipped_filter(e, w, g, (kh, kw), (lambda d: f"{kh - 1} - {d}",
+                                                       lambda d: f"{kw - 1} - {d}"))
         results[0] = e.conv2d(spread, flipped, (1, 1), (dh, dw), g)
     if output_mask[1]:
         extent = [(ho - 1) * sh + dh * (kh - 1) + 1, (wo - 1) * sw + dw * (kw - 1) + 1]

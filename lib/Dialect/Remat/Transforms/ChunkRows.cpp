@@ -81,6 +81,22 @@ RankedTensorType withRows(Type type, unsigned dim, int64_t rows) {
   return tensor.clone(shape);
 }
 
+/// The offsets, sizes and strides of rows [iv, iv + chunkRows) of a tensor
+/// of `type`, all of its other dimensions.
+struct RowBlock {
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+
+  RowBlock(OpBuilder &builder, RankedTensorType type, Value iv,
+           int64_t chunkRows)
+      : offsets(type.getRank(), builder.getIndexAttr(0)),
+        strides(type.getRank(), builder.getIndexAttr(1)) {
+    offsets[0] = iv;
+    for (int64_t size : type.getShape())
+      sizes.push_back(builder.getIndexAttr(size));
+    sizes[0] = builder.getIndexAttr(chunkRows);
+  }
+};
+
 /// Whether a float sum along the innermost loop of `op` keeps its order in
 /// a chunk: the CPU lowering splits such a sum into vector lanes only when
 /// the lanes divide its length, and only when its output is small, which a
@@ -571,16 +587,10 @@ LogicalResult RematChunkRowsPass::chunk(ChunkRegion &region,
     if (slice)
       return slice;
     auto type = cast<RankedTensorType>(value.getType());
-    SmallVector<OpFoldResult> offsets(type.getRank(), builder.getIndexAttr(0));
-    SmallVector<OpFoldResult> sizes,
-        strides(type.getRank(), builder.getIndexAttr(1));
-    offsets[0] = iv;
-    for (int64_t size : type.getShape())
-      sizes.push_back(builder.getIndexAttr(size));
-    sizes[0] = builder.getIndexAttr(chunkRows);
-    slice = tensor::ExtractSliceOp::create(builder, loc,
-                                           withRows(type, 0, chunkRows), value,
-                                           offsets, sizes, strides);
+    RowBlock rows(builder, type, iv, chunkRows);
+    slice = tensor::ExtractSliceOp::create(
+        builder, loc, withRows(type, 0, chunkRows), value, rows.offsets,
+        rows.sizes, rows.strides);
     return slice;
   };
   DenseMap<Value, unsigned> escapeIndex;
@@ -645,16 +655,11 @@ LogicalResult RematChunkRowsPass::chunk(ChunkRegion &region,
       yielded.push_back(chunkValue);
       continue;
     }
-    auto type = cast<RankedTensorType>(escape.getType());
-    SmallVector<OpFoldResult> offsets(type.getRank(), builder.getIndexAttr(0));
-    SmallVector<OpFoldResult> sizes,
-        strides(type.getRank(), builder.getIndexAttr(1));
-    offsets[0] = iv;
-    for (int64_t size : type.getShape())
-      sizes.push_back(builder.getIndexAttr(size));
-    sizes[0] = builder.getIndexAttr(chunkRows);
-    yielded.push_back(tensor::InsertSliceOp::create(
-        builder, loc, chunkValue, carried, offsets, sizes, strides));
+    RowBlock rows(builder, cast<RankedTensorType>(escape.getType()), iv,
+                  chunkRows);
+    yielded.push_back(tensor::InsertSliceOp::create(builder, loc, chunkValue,
+                                                    carried, rows.offsets,
+                                                    rows.sizes, rows.strides));
   }
   scf::YieldOp::create(builder, loc, yielded);
 
