@@ -218,5 +218,21 @@ def main(argv=None):
     return 0
 
 
+def export_manifest(spec, out_dir, *extra):
+    """`remat-torch-export SPEC -o OUT_DIR EXTRA...` in this process (a
+    checker's exports then share one import of PyTorch, 3-4 s each in a
+    process of its own): the manifest it wrote, or RuntimeError with the
+    exporter's messages."""
+    import contextlib
+    import io
+    log = io.StringIO()
+    with contextlib.redirect_stderr(log):
+        status = main([spec, "-o", out_dir, *extra])
+    if status:
+        raise RuntimeError(f"remat-torch-export {spec} failed\n{log.getvalue()}")
+    with open(os.path.join(out_dir, "manifest.json")) as f:
+        return json.load(f)
+
+
 if __name__ == "__main__":
     sys.exit(main())

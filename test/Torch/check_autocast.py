@@ -25,8 +25,6 @@ Usage: check_autocast.py REMAT_OPT REMAT_RUN FACTORY F32FACTORY WORKDIR
        [--ratio R] [--tolerance T] [--ill-conditioned]
 Prints one line per check; exits 1 on the first failure.
 """
-import contextlib
-import io
 import json
 import os
 import subprocess
@@ -50,17 +48,12 @@ def fail(message):
 
 
 def export(spec, out, *extra):
-    """remat-torch-export SPEC -o OUT EXTRA..., in this process: the
-    check's exports share one import of PyTorch (3-4 s each in a process of
-    its own)."""
-    from remat_torch.__main__ import main as export_step
-    log = io.StringIO()
-    with contextlib.redirect_stderr(log):
-        status = export_step([spec, "-o", out, *extra])
-    if status:
-        fail(f"remat-torch-export {spec} failed\n{log.getvalue()}")
-    with open(os.path.join(out, "manifest.json")) as f:
-        return json.load(f)
+    """remat-torch-export SPEC -o OUT EXTRA..., in this process."""
+    from remat_torch.__main__ import export_manifest
+    try:
+        return export_manifest(spec, out, *extra)
+    except RuntimeError as err:
+        fail(str(err))
 
 
 def opt(out, src, passes):

@@ -36,8 +36,6 @@ Usage: check_torch.py REMAT_OPT REMAT_RUN FACTORY WORKDIR [--arena-bound R] [--p
 FACTORY as remat-torch-export takes it (remat_torch.zoo:mlp). Prints one line
 per policy and check; exits 1 on the first failure.
 """
-import contextlib
-import io
 import json
 import os
 import subprocess
@@ -88,17 +86,12 @@ EAGER_POLICIES = ["none", "budget"]
 
 
 def export(out, *extra):
-    """remat-torch-export FACTORY -o OUT EXTRA..., in this process: the
-    check's exports share one import of PyTorch (3-4 s each in a process of
-    its own)."""
-    from remat_torch.__main__ import main as export_step
-    log = io.StringIO()
-    with contextlib.redirect_stderr(log):
-        status = export_step([factory, "-o", out, *extra])
-    if status:
-        fail(f"remat-torch-export {factory} failed\n{log.getvalue()}")
-    with open(os.path.join(out, "manifest.json")) as f:
-        return json.load(f)
+    """remat-torch-export FACTORY -o OUT EXTRA..., in this process."""
+    from remat_torch.__main__ import export_manifest
+    try:
+        return export_manifest(factory, out, *extra)
+    except RuntimeError as err:
+        fail(str(err))
 
 
 def opt(out, src, passes):
