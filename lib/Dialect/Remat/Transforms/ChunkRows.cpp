@@ -727,7 +727,8 @@ void RematChunkRowsPass::runOnOperation() {
   if (function.isExternal())
     return;
   if (chunkRows <= 0) {
-    function.emitError("chunk-rows must be positive, got ") << chunkRows;
+    function.emitError("chunk-rows must be positive, got ")
+        << static_cast<int64_t>(chunkRows);
     return signalPassFailure();
   }
   foldReshapePairs(function);

@@ -1,5 +1,7 @@
 // RUN: remat-opt %s -split-input-file -remat-chunk-rows="chunk-rows=256 min-bytes=60000" -verify-diagnostics | FileCheck %s
 // RUN: remat-opt %s -split-input-file -remat-chunk-rows="chunk-rows=128 min-bytes=60000" 2>&1 | FileCheck %s --check-prefix=DEPTH
+// RUN: not remat-opt %s -split-input-file -remat-chunk-rows="chunk-rows=0" 2>&1 | FileCheck %s --check-prefix=ZERO
+// ZERO: error: chunk-rows must be positive, got 0
 
 // A head over 512 rows and a vocabulary of 33: log-softmax, a loss summed
 // over the rows, and in the backward the logits' gradient and both
