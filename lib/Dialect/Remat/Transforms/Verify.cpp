@@ -235,6 +235,24 @@ bool CloneVerifier::isEquivalent(Value copy, Value original) {
       matchPattern(original, m_Constant(&originalConstant)))
     result = copyConstant == originalConstant;
 
+  // Canonicalization also rebuilds ops (a folded transpose or reshape is a
+  // new op without `remat.id` or `remat.clone_of`), in the forward and in
+  // its recomputed copy alike. A side-effect-free op that is the same
+  // computation as the original's producer, on equivalent operands, gives
+  // the same value.
+  if (!result) {
+    Operation *copyDef = copy.getDefiningOp();
+    Operation *originalDef = original.getDefiningOp();
+    if (copyDef && originalDef && copyDef != originalDef &&
+        !copyDef->hasAttr(RematDialect::kCloneOfAttrName) &&
+        cast<OpResult>(copy).getResultNumber() ==
+            cast<OpResult>(original).getResultNumber() &&
+        isMemoryEffectFree(copyDef) && isMemoryEffectFree(originalDef)) {
+      DenseMap<Value, Value> inner;
+      result = compareOps(copyDef, originalDef, inner).empty();
+    }
+  }
+
   equivalent[{copy, original}] = result;
   return result;
 }

@@ -41,3 +41,28 @@ func.func @erased_random(%seed: i64 {remat.rng_seed}, %x: tensor<4xf32>) -> (ten
   } : tensor<4xf32>
   return %x, %g : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Checks that -remat-verify accepts a recomputation whose operand
+// canonicalization rebuilt in the forward and in the backward alike: the two
+// transposes fold into one new op, without `remat.id` or `remat.clone_of`,
+// on each side (GPT-2's attention reshapes after -cse -canonicalize).
+// CHECK-LABEL: func.func @rebuilt_operand(
+// CHECK:         %[[T:.*]] = linalg.transpose ins(%{{.*}} : tensor<2x3x4xf32>) outs(%{{.*}} : tensor<4x2x3xf32>) permutation = [2, 0, 1]{{ *$}}
+// CHECK:         math.exp %[[T]] {remat.id = 2 : i64, remat.segment = 0 : i64}
+// CHECK:         remat.backward
+// CHECK:           %[[TR:.*]] = linalg.transpose ins(%{{.*}} : tensor<2x3x4xf32>) outs(%{{.*}} : tensor<4x2x3xf32>) permutation = [2, 0, 1]{{ *$}}
+// CHECK:           math.exp %[[TR]] {remat.clone_of = 2 : i64}
+func.func @rebuilt_operand(%x: tensor<2x3x4xf32>, %dy: tensor<4x2x3xf32>) -> (tensor<4x2x3xf32>, tensor<4x2x3xf32>) {
+  %i1 = tensor.empty() : tensor<3x2x4xf32>
+  %t1 = linalg.transpose ins(%x : tensor<2x3x4xf32>) outs(%i1 : tensor<3x2x4xf32>) permutation = [1, 0, 2] {remat.segment = 0 : i64}
+  %i2 = tensor.empty() : tensor<4x2x3xf32>
+  %t2 = linalg.transpose ins(%t1 : tensor<3x2x4xf32>) outs(%i2 : tensor<4x2x3xf32>) permutation = [2, 1, 0] {remat.segment = 0 : i64}
+  %e = math.exp %t2 {remat.segment = 0 : i64} : tensor<4x2x3xf32>
+  %g = remat.backward {
+    %a = arith.mulf %dy, %e : tensor<4x2x3xf32>
+    remat.yield %a : tensor<4x2x3xf32>
+  } : tensor<4x2x3xf32>
+  return %e, %g : tensor<4x2x3xf32>, tensor<4x2x3xf32>
+}

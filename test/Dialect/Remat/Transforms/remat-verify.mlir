@@ -87,6 +87,49 @@ func.func @operand_differs(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf3
 
 // -----
 
+// Checks that an operand that no clone produces is still equivalent when its
+// producer computes the same thing as the original operand's, on equivalent
+// operands, without memory effects: canonicalization rebuilds ops (a folded
+// transpose is a new op) in the forward and in the recomputation alike.
+// CHECK-LABEL: func.func @rebuilt_operand(
+func.func @rebuilt_operand(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %n = arith.negf %x : tensor<4xf32>
+  %a = math.exp %n {remat.id = 0 : i64} : tensor<4xf32>
+  %g = remat.backward {
+    %b = remat.barrier %x : tensor<4xf32>
+    %nr = arith.negf %b : tensor<4xf32>
+    %ar = math.exp %nr {remat.clone_of = 0 : i64} : tensor<4xf32>
+    remat.yield %ar : tensor<4xf32>
+  } : tensor<4xf32>
+  return %a, %g : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Checks that a rebuilt operand whose producer differs from the original
+// operand's (an attribute, or an operand further up) is not equivalent.
+func.func @rebuilt_operand_differs(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %n = arith.negf %x : tensor<4xf32>
+  // expected-note @+1 {{the original 'math.exp' is here}}
+  %a = math.exp %n {remat.id = 0 : i64} : tensor<4xf32>
+  // expected-note @+1 {{the original 'math.tanh' is here}}
+  %t = math.tanh %n {remat.id = 1 : i64} : tensor<4xf32>
+  %g = remat.backward {
+    %b:2 = remat.barrier %x, %y : tensor<4xf32>, tensor<4xf32>
+    %nf = arith.negf %b#0 fastmath<fast> : tensor<4xf32>
+    // expected-error @+1 {{'math.exp' op is not a faithful clone of its original (remat.clone_of = 0): its operand #0 is not equivalent to its original's operand #0}}
+    %ar = math.exp %nf {remat.clone_of = 0 : i64} : tensor<4xf32>
+    %ny = arith.negf %b#1 : tensor<4xf32>
+    // expected-error @+1 {{'math.tanh' op is not a faithful clone of its original (remat.clone_of = 1): its operand #0 is not equivalent to its original's operand #0}}
+    %tr = math.tanh %ny {remat.clone_of = 1 : i64} : tensor<4xf32>
+    %s = arith.addf %ar, %tr : tensor<4xf32>
+    remat.yield %s : tensor<4xf32>
+  } : tensor<4xf32>
+  return %a, %t, %g : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
 // Checks that an operand produced by the clone of another op than the
 // original operand's producer is not equivalent, nor is a different constant.
 func.func @wrong_clone_operand(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
