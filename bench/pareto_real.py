@@ -25,8 +25,12 @@ then the row's passes, -remat-verify, -cse, -canonicalize; peak: remat-run
 recompute GFLOP: -remat-report's; ms: remat-run's median of --repeat):
   remat none, remat checkpoint (the model's checkpoints), remat SAC dots
   (the SAC model's export: its policy's saved ops), remat sqrt, remat budget
-  B for B in --budgets (-remat-mark budget-between), and, for each PyTorch
-  point, remat budget at that point's peak (-remat-mark budget-bytes).
+  B for B in --budgets (-remat-mark budget-between), remat chunked (the
+  step with -remat-chunk-rows at --chunk-rows: the logits, their loss and
+  gradients in chunks of rows), remat chunked checkpoint and remat chunked
+  budget B (chunked before -remat-mark, so the budget measures the chunked
+  step), and, for each PyTorch point, remat budget at that point's peak
+  (-remat-mark budget-bytes).
 
 The front: a PyTorch point is covered when some remat point has a peak at or
 below its peak and a time at or below its time; the bench prints, for each
@@ -74,6 +78,9 @@ parser.add_argument("--repeat", type=int, default=2)
 parser.add_argument("--dropout", type=float, default=0.0)
 parser.add_argument("--budgets", default="0,0.5")
 parser.add_argument("--torch-budgets", default="0.5")
+parser.add_argument("--chunk-rows", type=int, default=256,
+                    help="rows per chunk of the chunked points (-remat-chunk-rows); "
+                         "0 leaves them out")
 parser.add_argument("--build", default=os.path.join(root, "build"))
 parser.add_argument("--work", help="keep exports here and reuse them")
 args = parser.parse_args()
@@ -191,6 +198,15 @@ def remat_points(name, torch_rows):
         rows.append((f"remat budget {b:g}", step, inputs,
                      [f"-remat-mark=policy=budget budget-between={b:g}",
                       "-remat-checkpoint"], f"between-{b:g}"))
+    if args.chunk_rows:
+        chunk = [f"-remat-chunk-rows=chunk-rows={args.chunk_rows}"]
+        rows.append(("remat chunked", step, inputs, chunk, "chunked"))
+        rows.append(("remat chunked checkpoint", step, inputs,
+                     ["-remat-checkpoint"] + chunk, "chunked-ckpt"))
+        for b in (float(b) for b in args.budgets.split(",") if b):
+            rows.append((f"remat chunked budget {b:g}", step, inputs,
+                         chunk + [f"-remat-mark=policy=budget budget-between={b:g}",
+                                  "-remat-checkpoint"], f"chunked-between-{b:g}"))
     for label, peak, _, _ in torch_rows:
         rows.append((f"remat budget at {label[len('torch '):]}", step, inputs,
                      [f"-remat-mark=policy=budget budget-bytes={peak}",
