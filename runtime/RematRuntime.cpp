@@ -404,6 +404,96 @@ _mlir_ciface_remat_batch_matmul_f32(StridedMemRefType<float, 3> *a,
 
 namespace {
 
+/// C += A * B for one f64 matrix, each element of C summed in the order of
+/// k from its own value, a product then a sum per term (two statements, so
+/// that no compiler contracts them into one rounding): the bits the loops
+/// linalg lowers a matmul to give (--no-blas), for any strides. Not
+/// cblas_dgemm: OpenBLAS picks kernels by the operands' layout (a
+/// transposed operand's dot products are vectorized along k), and a
+/// recomputing plan changes which transposes fold into a matmul, so its
+/// outputs would differ from the unmarked step's in the last bit. Rows of
+/// C with unit column strides run as vector code along j, the same sums.
+void matmulF64(const double *a, int64_t aRowStride, int64_t aColStride,
+               const double *b, int64_t bRowStride, int64_t bColStride,
+               double *c, int64_t cRowStride, int64_t cColStride, int64_t m,
+               int64_t n, int64_t k) {
+  for (int64_t i = 0; i < m; ++i) {
+    double *row = c + i * cRowStride;
+    for (int64_t l = 0; l < k; ++l) {
+      double scale = a[i * aRowStride + l * aColStride];
+      const double *from = b + l * bRowStride;
+      if (cColStride == 1 && bColStride == 1) {
+        for (int64_t j = 0; j < n; ++j) {
+          double product = scale * from[j];
+          row[j] = row[j] + product;
+        }
+        continue;
+      }
+      for (int64_t j = 0; j < n; ++j) {
+        double product = scale * from[j * bColStride];
+        row[j * cColStride] = row[j * cColStride] + product;
+      }
+    }
+  }
+}
+
+/// C += A * B for f64 operands in blocks of C's rows (or columns, when it
+/// has more) that the pool runs, cut by the shapes alone as matmulBlocked
+/// cuts f32 ones; k is never cut, so each element's sum is the same at any
+/// number of threads.
+void matmulF64Blocked(const double *a, int64_t aRowStride, int64_t aColStride,
+                      const double *b, int64_t bRowStride, int64_t bColStride,
+                      double *c, int64_t cRowStride, int64_t cColStride,
+                      int64_t m, int64_t n, int64_t k) {
+  bool byRows = m >= n;
+  int64_t extent = byRows ? m : n;
+  int64_t blocks =
+      m * n * k < kMinBlockedWork
+          ? 1
+          : std::clamp<int64_t>(extent / kMinBlockExtent, 1, kMaxBlocks);
+  int64_t size = (extent + blocks - 1) / blocks;
+  getThreadPool().parallelFor(blocks, [&](int64_t block) {
+    int64_t first = block * size, count = std::min(size, extent - first);
+    if (count <= 0)
+      return;
+    if (byRows)
+      matmulF64(a + first * aRowStride, aRowStride, aColStride, b, bRowStride,
+                bColStride, c + first * cRowStride, cRowStride, cColStride,
+                count, n, k);
+    else
+      matmulF64(a, aRowStride, aColStride, b + first * bColStride, bRowStride,
+                bColStride, c + first * cColStride, cRowStride, cColStride, m,
+                count, k);
+  });
+}
+
+} // namespace
+
+extern "C" void _mlir_ciface_remat_matmul_f64(StridedMemRefType<double, 2> *a,
+                                              StridedMemRefType<double, 2> *b,
+                                              StridedMemRefType<double, 2> *c) {
+  matmulF64Blocked(a->data + a->offset, a->strides[0], a->strides[1],
+                   b->data + b->offset, b->strides[0], b->strides[1],
+                   c->data + c->offset, c->strides[0], c->strides[1],
+                   c->sizes[0], c->sizes[1], a->sizes[1]);
+}
+
+extern "C" void
+_mlir_ciface_remat_batch_matmul_f64(StridedMemRefType<double, 3> *a,
+                                    StridedMemRefType<double, 3> *b,
+                                    StridedMemRefType<double, 3> *c) {
+  auto gemm = c->sizes[0] < kMinUnits ? matmulF64Blocked : matmulF64;
+  getThreadPool().parallelFor(c->sizes[0], [&](int64_t batch) {
+    gemm(a->data + a->offset + batch * a->strides[0], a->strides[1],
+         a->strides[2], b->data + b->offset + batch * b->strides[0],
+         b->strides[1], b->strides[2],
+         c->data + c->offset + batch * c->strides[0], c->strides[1],
+         c->strides[2], c->sizes[1], c->sizes[2], a->sizes[2]);
+  });
+}
+
+namespace {
+
 /// A rank-5 view the convolution kernels read: image [N, G, C, H, W],
 /// filter [G, F, C, KH, KW] or response [N, G, F, OH, OW], of float32 or of
 /// 2-byte floats' bits (a Format's elements).
@@ -1382,6 +1472,10 @@ const Symbol *remat::runtime::getSymbols(size_t &count) {
        reinterpret_cast<void *>(&_mlir_ciface_remat_matmul_f32)},
       {"_mlir_ciface_remat_batch_matmul_f32",
        reinterpret_cast<void *>(&_mlir_ciface_remat_batch_matmul_f32)},
+      {"_mlir_ciface_remat_matmul_f64",
+       reinterpret_cast<void *>(&_mlir_ciface_remat_matmul_f64)},
+      {"_mlir_ciface_remat_batch_matmul_f64",
+       reinterpret_cast<void *>(&_mlir_ciface_remat_batch_matmul_f64)},
       {"_mlir_ciface_remat_conv2d_f32",
        reinterpret_cast<void *>(&_mlir_ciface_remat_conv2d_f32)},
       {"_mlir_ciface_remat_conv2d_filter_grad_f32",

@@ -61,6 +61,18 @@ void _mlir_ciface_remat_batch_matmul_f32(StridedMemRefType<float, 3> *a,
                                          StridedMemRefType<float, 3> *b,
                                          StridedMemRefType<float, 3> *c);
 
+/// C += A * B and C[i] += A[i] * B[i] on f64 matrices (a float64 step's
+/// matmuls): each element summed in the order of k, the bits of the loops
+/// linalg lowers a matmul to, whatever the operands' layout; blocks of C's
+/// rows or columns (by the shapes alone, never of k) and batches over the
+/// runtime's pool, so the sums are the same at any number of threads.
+void _mlir_ciface_remat_matmul_f64(StridedMemRefType<double, 2> *a,
+                                   StridedMemRefType<double, 2> *b,
+                                   StridedMemRefType<double, 2> *c);
+void _mlir_ciface_remat_batch_matmul_f64(StridedMemRefType<double, 3> *a,
+                                         StridedMemRefType<double, 3> *b,
+                                         StridedMemRefType<double, 3> *c);
+
 /// response += conv(image, filter) on f32 views image [N, G, C, H, W],
 /// filter [G, F, C, KH, KW] and response [N, G, F, OH, OW]:
 /// response[n, g, f, oh, ow] += sum over c, kh, kw of

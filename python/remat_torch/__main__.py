@@ -1,7 +1,7 @@
 """remat-torch-export: writes a PyTorch model's training step as remat IR.
 
     remat-torch-export MODULE.py:FACTORY -o DIR [--dropout P] [--no-checkpoint]
-                       [--seed N] [--reference [--no-reference64]]
+                       [--seed N] [--float64] [--reference [--no-reference64]]
 
 FACTORY() returns (model, inputs) with model(*inputs) the scalar loss (see
 remat_torch/zoo.py; `remat_torch.zoo:mlp` names a zoo model). Writes
@@ -15,6 +15,13 @@ the same inputs (with dropout they differ from remat's, whose generator is
 Philox), and in the manifest's noise64 how far float32 rounding moves each
 output from float64 (its largest absolute change over Monte Carlo runs). An op the exporter cannot map is an error naming the ATen op and the
 model's source line; the exit status is then 1.
+
+With --float64 the step itself is float64: the model's floating-point
+parameters, buffers and inputs are converted (model.double()) before
+tracing, so every float32 op of the step is float64 and the tangent is a
+float64 1.0; --reference then writes PyTorch eager's float64 loss and
+gradients as ref-NN-NAME.npy (the float64 step's own reference: no
+ref64 files, no noise64), and the manifest says "float64": true.
 """
 
 import argparse
@@ -117,8 +124,7 @@ def _reference64(model, inputs, out_names, samples=4):
         return [loss.detach().numpy()] + [params[n].grad.numpy() for n in out_names[1:]]
 
     try:
-        model64 = copy.deepcopy(model).double()
-        inputs64 = [t.double() if t.is_floating_point() else t for t in inputs]
+        model64, inputs64 = to_float64(copy.deepcopy(model), inputs)
         refs = run(model64, inputs64)
         noise = [0.0] * len(refs)
         for sample in range(samples):
@@ -131,12 +137,25 @@ def _reference64(model, inputs, out_names, samples=4):
         return None
 
 
+def to_float64(model, inputs):
+    """The model and inputs of a float64 step: floating-point parameters,
+    buffers and inputs converted (integer and boolean ones kept), as
+    _reference64 runs PyTorch eager in float64. torch's default dtype stays
+    float32, as there: a tensor the forward creates without a dtype is
+    float32 in both, and so is an integer tensor's true division."""
+    model = model.double()
+    return model, [t.double() if t.is_floating_point() else t for t in inputs]
+
+
 def export(model, inputs, out_dir, seed=1234, reference=False, description="",
-           reference64=True):
+           reference64=True, float64=False):
     import numpy as np
     import torch
     from .export import to_mlir, trace_joint
 
+    if float64:
+        model, inputs = to_float64(model, inputs)
+        reference64 = False
     model.train()
     joint, nfwd, names, tensors, param_names, nuser = trace_joint(model, inputs)
     text, arg_names, out_names, segments, kept = to_mlir(
@@ -146,9 +165,9 @@ def export(model, inputs, out_dir, seed=1234, reference=False, description="",
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "step.mlir"), "w") as f:
         f.write(text)
-    arrays = [t.detach().numpy() for t in tensors]  # float32, int64, bool
+    arrays = [t.detach().numpy() for t in tensors]  # float32 or 64, int64, bool
     ntangents = sum(1 for n in arg_names if n.startswith("tangent"))
-    arrays += [np.ones((), np.float32)] * ntangents
+    arrays += [np.ones((), np.float64 if float64 else np.float32)] * ntangents
     if "seed" in arg_names:
         arrays.append(np.array(seed, np.int64))
     paths = []
@@ -157,7 +176,7 @@ def export(model, inputs, out_dir, seed=1234, reference=False, description="",
         np.save(p, a)
         paths.append(p)
     manifest = {"inputs": paths, "arguments": arg_names, "outputs": out_names,
-                "segments": segments}
+                "segments": segments, "float64": float64}
     if reference:
         params = dict(model.named_parameters())
         for p in params.values():
@@ -168,7 +187,7 @@ def export(model, inputs, out_dir, seed=1234, reference=False, description="",
         manifest["reference"] = []
         for i, (n, r) in enumerate(zip(out_names, refs)):
             p = os.path.join(out_dir, f"ref-{i:02d}-{n}.npy")
-            np.save(p, r.astype(np.float32))
+            np.save(p, r.astype(np.float64 if float64 else np.float32))
             manifest["reference"].append(p)
         reference64 = _reference64(model, inputs, out_names) if reference64 else None
         if reference64 is not None:
@@ -192,6 +211,10 @@ def main(argv=None):
     parser.add_argument("--no-checkpoint", action="store_true",
                         help="factory(checkpoint=False): no torch.utils.checkpoint")
     parser.add_argument("--seed", type=int, default=1234, help="the step's dropout seed")
+    parser.add_argument("--float64", action="store_true",
+                        help="export the step in float64 (model.double(), float "
+                             "inputs in float64): the comparison with PyTorch's "
+                             "float64 eager that float32 rounding cannot decide")
     parser.add_argument("--reference", action="store_true",
                         help="also write PyTorch eager's loss and gradients")
     parser.add_argument("--no-reference64", action="store_true",
@@ -208,7 +231,7 @@ def main(argv=None):
         m = export(model, inputs, args.output_dir, args.seed, args.reference,
                    description=f"{args.model}: exported by remat-torch-export "
                                "(AOTAutograd joint graph, core ATen ops)",
-                   reference64=not args.no_reference64)
+                   reference64=not args.no_reference64, float64=args.float64)
     except ExportError as err:
         print(f"remat-torch-export: error: {err}", file=sys.stderr)
         return 1

@@ -53,6 +53,13 @@ def is_half(dtype):
     return dtype in ("f16", "bf16")
 
 
+def accumulator(dtype):
+    """The element type a product or sum of `dtype` floats accumulates in:
+    float64's own, float32 for float32 and the 2-byte types (PyTorch's CPU
+    and cuBLAS kernels accumulate those in float32)."""
+    return "f64" if dtype == "f64" else "f32"
+
+
 INT_BITS = {"i1": 1, "i32": 32, "i64": 64}
 FLOAT_BITS = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}
 
@@ -69,11 +76,11 @@ def literal(value, dtype):
 def mlir_dtype(torch_dtype):
     """The element type of a torch dtype the exporter maps, else UnsupportedOp."""
     import torch
-    types = {torch.float32: "f32", torch.bfloat16: "bf16", torch.float16: "f16",
-             torch.int64: "i64", torch.int32: "i32", torch.bool: "i1"}
+    types = {torch.float32: "f32", torch.float64: "f64", torch.bfloat16: "bf16",
+             torch.float16: "f16", torch.int64: "i64", torch.int32: "i32", torch.bool: "i1"}
     if torch_dtype not in types:
-        raise UnsupportedOp(f"dtype {torch_dtype} (only float32, bfloat16, float16, int64, "
-                            f"int32 and bool)")
+        raise UnsupportedOp(f"dtype {torch_dtype} (only float32, float64, bfloat16, float16, "
+                            f"int64, int32 and bool)")
     return types[torch_dtype]
 
 
@@ -384,13 +391,15 @@ class Emitter:
     def matmul(self, a, b, op="matmul"):
         """A (batch) matmul; of bfloat16 or float16 operands (autocast's) it
         accumulates in float32, into a float32 result rounded once to the
-        operands' type, as PyTorch's CPU and cuBLAS kernels do."""
-        if a.dtype != b.dtype or a.dtype not in ("f32", "bf16", "f16"):
+        operands' type, as PyTorch's CPU and cuBLAS kernels do; of float64
+        operands, in float64."""
+        if a.dtype != b.dtype or a.dtype not in ("f32", "f64", "bf16", "f16"):
             raise UnsupportedOp(f"a matmul of {a.dtype} and {b.dtype} (only float32, "
-                                f"bfloat16 or float16 on both)")
+                                f"float64, bfloat16 or float16 on both)")
         shape = a.shape[:-1] + b.shape[-1:]
-        init = self.filled(shape, 0.0)
-        out = self.new(shape, hint="mm")
+        acc = accumulator(a.dtype)
+        init = self.filled(shape, 0.0, acc)
+        out = self.new(shape, acc, hint="mm")
         self.emit(f"  {out.name} = linalg.{op}{self.ATTRS} ins({a.name}, {b.name} : "
                   f"{a.type}, {b.type}) outs({init.name} : {init.type}) -> {out.type}",
                   out.name)
@@ -516,10 +525,11 @@ class Emitter:
         [F, C / groups, KH, KW]: out[n, f, h, w] = sum_{c, i, j} x[n, g(f) *
         C / groups + c, h * s + i * d, w * s + j * d] * w[f, c, i, j] as
         linalg.conv_2d_nchw_fchw, grouped as linalg.conv_2d_ngchw_gfchw."""
-        if x.dtype != w.dtype or x.dtype not in ("f32", "bf16", "f16"):
+        if x.dtype != w.dtype or x.dtype not in ("f32", "f64", "bf16", "f16"):
             raise UnsupportedOp(f"a convolution of {x.dtype} and {w.dtype} (only float32, "
-                                f"bfloat16 or float16 on both)")
+                                f"float64, bfloat16 or float16 on both)")
         # 2-byte operands accumulate in the float32 result, rounded once.
+        acc = accumulator(x.dtype)
         n, c, hp, wp = x.shape
         f, cg, kh, kw = w.shape
         (sh, sw), (dh, dw) = strides, dilations
@@ -531,8 +541,8 @@ class Emitter:
         attrs = self.window_attrs(strides, dilations)
         if groups == 1:
             shape = [n, f, ho, wo]
-            init = self.filled(shape, 0.0)
-            out = self.new(shape, hint="conv")
+            init = self.filled(shape, 0.0, acc)
+            out = self.new(shape, acc, hint="conv")
             self.emit(f"  {out.name} = linalg.conv_2d_nchw_fchw{self.ATTRS} ins({x.name}, "
                       f"{w.name} : {x.type}, {w.type}) outs({init.name} : {init.type}) -> "
                       f"{out.type}", out.name, attrs)
@@ -541,8 +551,8 @@ class Emitter:
         xg = self.reshape(x, [n, g, c // g] + list(x.shape[2:]))
         wg = self.reshape(w, [g, f // g, cg, kh, kw])
         shape = [n, g, f // g, ho, wo]
-        init = self.filled(shape, 0.0)
-        out = self.new(shape, hint="conv")
+        init = self.filled(shape, 0.0, acc)
+        out = self.new(shape, acc, hint="conv")
         self.emit(f"  {out.name} = linalg.conv_2d_ngchw_gfchw{self.ATTRS} ins({xg.name}, "
                   f"{wg.name} : {xg.type}, {wg.type}) outs({init.name} : {init.type}) -> "
                   f"{out.type}", out.name, attrs)
@@ -636,8 +646,10 @@ class Emitter:
                   f"{stack.type}", out.name)
         return out
 
-    def rng_uniform(self, shape):
-        out = self.new(shape, hint="u")
+    def rng_uniform(self, shape, dtype="f32"):
+        """Uniform [0, 1) noise; of float64, the float32 draws widened
+        exactly (-remat-thread-rng's Philox makes 24-bit draws in any type)."""
+        out = self.new(shape, dtype, hint="u")
         self.emit(f"  {out.name} = remat.rng_uniform{self.ATTRS} : {out.type}", out.name)
         self.random_ops += 1
         return out
@@ -932,7 +944,8 @@ def _arange(e, start, end=None, step=1, **kw):
 def _cumsum(e, x, dim, dtype=None):
     """out[..., i, ...] = x[..., 0, ...] + ... + x[..., i, ...] along `dim`,
     added in that order as PyTorch's CPU kernel adds them, float32 in a
-    float64 accumulator rounded once per element (its acc_type): a
+    float64 accumulator rounded once per element (its acc_type; float64 in
+    float64): a
     linalg.generic whose reduction over j adds x[..., j, ...] where j <= i,
     quadratic in the axis but one fixed order, so a recomputed cumsum is
     bit-identical. Integers and booleans sum as int64 unless `dtype` says
@@ -940,7 +953,7 @@ def _cumsum(e, x, dim, dtype=None):
     cumsum, flip."""
     target = mlir_dtype(dtype) if dtype is not None else e.result_dtype or (
         x.dtype if is_float(x.dtype) else "i64")
-    if is_float(target) and target != "f32":
+    if is_float(target) and target not in ("f32", "f64"):
         raise UnsupportedOp(f"cumsum to {target}")
     x = e.convert(x, target)
     if not x.shape:
@@ -1055,7 +1068,7 @@ def _embedding_dense_backward(e, grad, indices, num_weights, padding_idx,
     padding_idx."""
     if scale_grad_by_freq:
         raise UnsupportedOp("embedding backward with scale_grad_by_freq")
-    dest = e.filled([num_weights, grad.shape[-1]], 0.0)
+    dest = e.filled([num_weights, grad.shape[-1]], 0.0, accumulator(grad.dtype))
     return _scatter_add_rows(e, dest, indices, grad, skip=padding_idx)
 
 
@@ -1430,7 +1443,7 @@ def _convolution3d_backward(e, grad, x, w, stride, padding, dilation, groups, ou
     f, cg, kd, kh, kw = w.shape
     _, _, _, ho, wo = grad.shape
     g2 = e.reshape(e.transpose(grad, [0, 2, 1, 3, 4]), [n * do, f, ho, wo])
-    acc = e.filled([n, c, dp, h, wd], 0.0) if output_mask[0] else None
+    acc = e.filled([n, c, dp, h, wd], 0.0, accumulator(x.dtype)) if output_mask[0] else None
     gws = []
     for i, (xi, wi) in enumerate(pieces):
         gxi, gwi, _ = _convolution_backward(e, g2, xi, wi, None, s2, p2, d2, False, [0, 0],
@@ -1464,13 +1477,14 @@ def _affine(*terms):
 
 def _mul_add(dtype):
     """The body of a convolution's linalg.generic: `{2} + {0} * {1}` in
-    float32, 2-byte operands widened first."""
+    float32, 2-byte operands widened first (float64 in float64)."""
     if is_half(dtype):
         return (f"{{t}}a = arith.extf {{0}} : {dtype} to f32\n"
                 f"{{t}}b = arith.extf {{1}} : {dtype} to f32\n"
                 f"{{t}} = arith.mulf {{t}}a, {{t}}b : f32\n"
                 f"{{y}} = arith.addf {{2}}, {{t}} : f32")
-    return "{t} = arith.mulf {0}, {1} : f32\n{y} = arith.addf {2}, {t} : f32"
+    acc = accumulator(dtype)
+    return f"{{t}} = arith.mulf {{0}}, {{1}} : {acc}\n{{y}} = arith.addf {{2}}, {{t}} : {acc}"
 
 
 def _conv1x1_transposed(e, grad, w):
@@ -1485,7 +1499,8 @@ def _conv1x1_transposed(e, grad, w):
     out = e.generic([grad, w], ["d0, d4, d2 + d5, d3 + d6", "d4, d1, d5, d6",
                                 "d0, d1, d2, d3"],
                     [n, c, h, wd], ["parallel"] * 4 + ["reduction"] * 3,
-                    _mul_add(grad.dtype), init=e.filled([n, c, h, wd], 0.0))
+                    _mul_add(grad.dtype), init=e.filled([n, c, h, wd], 0.0,
+                                                        accumulator(grad.dtype)))
     return e.convert(out, grad.dtype)
 
 
@@ -1605,7 +1620,7 @@ def _convolution_backward(e, grad, x, w, bias_sizes, stride, padding, dilation,
                              f"d4, d1, {_affine((sh, 'd5'), (dh, 'd2'))}, "
                              f"{_affine((sw, 'd6'), (dw, 'd3'))}", "d0, d1, d2, d3"],
                 [f, c, kh, kw], ["parallel"] * 4 + ["reduction"] * 3, mul_add,
-                init=e.filled([f, c, kh, kw], 0.0))
+                init=e.filled([f, c, kh, kw], 0.0, accumulator(x.dtype)))
         else:
             gw = e.generic(
                 [e.reshape(grad, [n, g, fg, ho, wo]), e.reshape(xp, [n, g, cg] + extent)],
@@ -1613,7 +1628,7 @@ def _convolution_backward(e, grad, x, w, bias_sizes, stride, padding, dilation,
                  f"d5, d0, d2, {_affine((sh, 'd6'), (dh, 'd3'))}, "
                  f"{_affine((sw, 'd7'), (dw, 'd4'))}", "d0, d1, d2, d3, d4"],
                 [g, fg, cg, kh, kw], ["parallel"] * 5 + ["reduction"] * 3, mul_add,
-                init=e.filled([g, fg, cg, kh, kw], 0.0))
+                init=e.filled([g, fg, cg, kh, kw], 0.0, accumulator(x.dtype)))
             results[1] = e.reshape(gw, [f, cg, kh, kw])
         results[1] = e.convert(results[1], x.dtype)
     if output_mask[2]:
@@ -1675,10 +1690,11 @@ def _window_reduce(e, xp, k, s, d, shape, kind, attrs=True):
     a linalg.generic with the same maps over NCDHW (linalg's 3-D pooling
     ops are NDHWC only)."""
     nd = len(k)
-    init = e.filled(shape, -math.inf if kind == "max" else 0.0)
+    dt = xp.dtype
+    init = e.filled(shape, -math.inf if kind == "max" else 0.0, dt)
     if nd == 2:
-        window = e.empty(k)
-        out = e.new(shape, hint="pool")
+        window = e.empty(k, dt)
+        out = e.new(shape, dt, hint="pool")
         e.emit(f"  {out.name} = linalg.pooling_nchw_{kind}{e.ATTRS} ins({xp.name}, "
                f"{window.name} : {xp.type}, {window.type}) outs({init.name} : {init.type}) "
                f"-> {out.type}", out.name, e.window_attrs(s, d) if attrs else None)
@@ -1687,10 +1703,10 @@ def _window_reduce(e, xp, k, s, d, shape, kind, attrs=True):
     at = ", ".join(_affine((s[i], f"d{2 + i}"), (d[i], f"d{2 + nd + i}")) for i in range(nd))
     outer = ", ".join(f"d{i}" for i in range(nd + 2))
     op = "maximumf" if kind == "max" else "addf"
-    return e.generic([xp, e.empty(k)],
+    return e.generic([xp, e.empty(k, dt)],
                      [f"d0, d1, {at}", ", ".join(f"d{2 + nd + i}" for i in range(nd)), outer],
                      shape, ["parallel"] * (nd + 2) + ["reduction"] * nd,
-                     f"{{y}} = arith.{op} {{2}}, {{0}} : f32", init=init)
+                     f"{{y}} = arith.{op} {{2}}, {{0}} : {dt}", init=init)
 
 
 def _max_pool2d_with_indices(e, x, kernel, stride=(), padding=0, dilation=1,
@@ -1709,7 +1725,7 @@ def _max_pool2d_with_indices(e, x, kernel, stride=(), padding=0, dilation=1,
                -math.inf)
     shape = [n, c] + out
     val = _window_reduce(e, xp, k, s, d, shape, "max")
-    window = e.empty(k)
+    window = e.empty(k, x.dtype)
 
     def body(a, fresh):
         xv, _, mv, acc = a
@@ -1719,7 +1735,7 @@ def _max_pool2d_with_indices(e, x, kernel, stride=(), padding=0, dilation=1,
             if v not in const:
                 const[v] = op(f"arith.constant {v} : index")
             return const[v]
-        inside = op(f"arith.cmpf oeq, {xv}, {mv} : f32")
+        inside = op(f"arith.cmpf oeq, {xv}, {mv} : {x.dtype}")
         flat = None
         for i in range(nd):
             o, w = op(f"linalg.index {i + 2} : index"), op(f"linalg.index {i + 2 + nd} : index")
@@ -1785,7 +1801,7 @@ def _max_pool2d_with_indices_backward(e, grad, x, kernel, stride, padding, dilat
     outer = ", ".join(f"d{i}" for i in range(nd + 2))
     local = e.generic([indices], [outer, outer], [n, c] + out, ["parallel"] * (nd + 2), body,
                       dtype="i64")
-    acc = e.filled([n, c] + extent, 0.0)
+    acc = e.filled([n, c] + extent, 0.0, grad.dtype)
     for flat, pos in enumerate(itertools.product(*(range(kk) for kk in k))):
         part = e.select(e.cmp("eq", local, flat), grad, 0.0)
         offsets = [0, 0] + [pp * dd for pp, dd in zip(pos, d)]
@@ -1796,14 +1812,14 @@ def _max_pool2d_with_indices_backward(e, grad, x, kernel, stride, padding, dilat
                  [0, 0] + [sz + pp - ex for sz, pp, ex in zip(sizes, p, extent)])
 
 
-def _adaptive_weights(e, size, out):
+def _adaptive_weights(e, size, out, dtype):
     """[out, size]: 1 / |window| where input element h is in output o's
     window [floor(o * size / out), ceil((o + 1) * size / out)), else 0."""
     rows = []
     for o in range(out):
         lo, hi = (o * size) // out, -((-(o + 1) * size) // out)
         rows.append([1.0 / (hi - lo) if lo <= i < hi else 0.0 for i in range(size)])
-    return e.constant(rows)
+    return e.constant(rows, dtype)
 
 
 def _adaptive_avg(e, src, sizes, out_sizes, backward):
@@ -1812,7 +1828,8 @@ def _adaptive_avg(e, src, sizes, out_sizes, backward):
     same sum with each A_j transposed), 2-D or 3-D."""
     nd = len(sizes)
     n, c = src.shape[:2]
-    weights = [_adaptive_weights(e, sz, o) for sz, o in zip(sizes, out_sizes)]
+    dt = src.dtype
+    weights = [_adaptive_weights(e, sz, o, dt) for sz, o in zip(sizes, out_sizes)]
     shape = [n, c] + list(out_sizes if not backward else sizes)
     reduced = [f"d{2 + nd + j}" for j in range(nd)]
     maps = [f"d0, d1, {', '.join(reduced)}"]
@@ -1823,12 +1840,12 @@ def _adaptive_avg(e, src, sizes, out_sizes, backward):
     lines, prod = [], "{1}"
     for j in range(2, nd + 1):
         name = "{t}" if j == 2 else f"{{t}}w{j}"
-        lines.append(f"{name} = arith.mulf {prod}, {{{j}}} : f32")
+        lines.append(f"{name} = arith.mulf {prod}, {{{j}}} : {dt}")
         prod = name
-    lines += [f"{{y}} = arith.mulf {{0}}, {prod} : f32",
-              f"{{t}}b = arith.addf {{{nd + 1}}}, {{y}} : f32"]
+    lines += [f"{{y}} = arith.mulf {{0}}, {prod} : {dt}",
+              f"{{t}}b = arith.addf {{{nd + 1}}}, {{y}} : {dt}"]
     return e.generic([src] + weights, maps, shape, ["parallel"] * (nd + 2) + ["reduction"] * nd,
-                     "\n".join(lines), yields="{t}b", init=e.filled(shape, 0.0))
+                     "\n".join(lines), yields="{t}b", init=e.filled(shape, 0.0, dt))
 
 
 def _adaptive_avg_pool2d(e, x, output_size):
@@ -1874,7 +1891,7 @@ def _avg_pool_scale(e, x, k, s, p, out, count_include_pad, divisor_override):
                 size *= end - start
             return 1.0 / size
         return [rows(at + [o]) for o in range(out[len(at)])]
-    return e.constant(rows([]))
+    return e.constant(rows([]), x.dtype)
 
 
 def _avg_pool2d_backward(e, grad, x, kernel, stride, padding, ceil_mode,
@@ -2232,9 +2249,10 @@ def _rand(e, size, generator=None, **kw):
     recomputed bit-identically once -remat-thread-rng makes it Philox."""
     if generator is not None:
         raise UnsupportedOp("rand with a generator")
-    if _result_dtype(e, kw) != "f32":
-        raise UnsupportedOp(f"rand of {_result_dtype(e, kw)}")
-    return e.rng_uniform(list(size))
+    dtype = _result_dtype(e, kw)
+    if dtype not in ("f32", "f64"):
+        raise UnsupportedOp(f"rand of {dtype}")
+    return e.rng_uniform(list(size), dtype)
 
 
 def _bernoulli(e, x, p, generator=None):
@@ -2244,7 +2262,8 @@ def _bernoulli(e, x, p, generator=None):
         raise UnsupportedOp("bernoulli with a generator")
     if not is_float(x.dtype):
         raise UnsupportedOp(f"bernoulli of a {x.dtype} tensor")
-    return e.select(e.cmp("olt", e.rng_uniform(x.shape), float(p)), 1.0, 0.0)
+    return e.convert(e.select(e.cmp("olt", e.rng_uniform(x.shape), float(p)), 1.0, 0.0),
+                     x.dtype)
 
 
 def _empty(e, size, *args, **kw):

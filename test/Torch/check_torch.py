@@ -22,17 +22,38 @@
    and the exporter's noise64: float64 runs with every op's result moved by
    up to float32's unit roundoff (Monte Carlo arithmetic). remat's ops round
    like PyTorch's, so its distance is another draw of the same spread. A
-   wrong mapping is off by far more: 1e-2 to 1.
+   wrong mapping is off by far more: 1e-2 to 1. An output farther than
+   that too is left to 3 (float32 cannot decide it: a rounding that moves
+   a ReLU input across 0 inside a max-pooling tie changes a gradient by
+   19%, beyond what the Monte Carlo runs find).
 
-3. With --peak: in 2, each step's static peak (-remat-report's memory plan)
-   equals the peak the generated code's allocator measures (remat-run
+3. The float64 step, with --float64 or when 2 left an output undecided:
+   remat-torch-export --float64 writes the step in float64 (every float32
+   op of it float64); at dropout 0, without rematerialization and under
+   EAGER_POLICIES, its loss and gradients are within TOLERANCE64 relative
+   of PyTorch eager's in float64, and an output 2 left undecided passes
+   only so. float64's unit roundoff is 2^29 times smaller than float32's:
+   the near ties and cancellations that move float32 results by 1e-1
+   move these by 1e-10 at most, while a wrong mapping is still off by
+   1e-2. An output farther than TOLERANCE64 from eager passes within it of
+   PyTorch's own float64 run of the decomposed step (the core ATen graph
+   the exporter maps), if no farther from eager than that run: PyTorch's
+   decomposition of an op need not compute its kernel's bits (DeepLabV3's
+   is 2.9e-8 from eager). This decides the mapping (every op's formula,
+   which the float32 step shares); the float32 kernels are decided on the
+   models float32 can judge. With --float64, 1 is also run on the float64 step: its
+   dropout masks are the float32 step's, bit-identical under every policy.
+
+4. With --peak: in 2 and 3, each step's static peak (-remat-report's memory
+   plan) equals the peak the generated code's allocator measures (remat-run
    --stats), to the byte.
 
-4. With --arena-bound R: in 1, each step's memory plan (-remat-report) has an
+5. With --arena-bound R: in 1, each step's memory plan (-remat-report) has an
    arena of at most R times the most bytes its buffers hold live at once (the
    zoo's blocks: 1.05, issue 17).
 
 Usage: check_torch.py REMAT_OPT REMAT_RUN FACTORY WORKDIR [--arena-bound R] [--peak]
+                      [--float64]
 FACTORY as remat-torch-export takes it (remat_torch.zoo:mlp). Prints one line
 per policy and check; exits 1 on the first failure.
 """
@@ -47,12 +68,15 @@ remat_opt, remat_run, factory, workdir = sys.argv[1:5]
 ARENA_BOUND = (float(sys.argv[sys.argv.index("--arena-bound") + 1])
                if "--arena-bound" in sys.argv else None)
 PEAK = "--peak" in sys.argv
+FLOAT64 = "--float64" in sys.argv
 name = factory.rpartition(":")[2]
 TOLERANCE = 1e-4
 # An output farther than TOLERANCE from eager float32 passes within this
 # many times float32's spread around float64.
 ILL_CONDITIONED = 4
 FLOOR = 1e-2
+# The float64 step against eager float64 (3).
+TOLERANCE64 = 1e-9
 
 # The rematerialization policies checked: the segments and selective policies
 # recorded from torch.utils.checkpoint, early-stop and reentrant, then each
@@ -147,46 +171,49 @@ def fail(message):
     sys.exit(1)
 
 
-# 1. Dropout on: bit-identical with and without rematerialization. The run
-# without is compiled and run once; each policy's outputs are compared with
-# it byte for byte (bit-identical: NaNs and signed zeros included).
-d = os.path.join(workdir, f"{name}-dropout")
-m = export(d)
-src = os.path.join(d, "step.mlir")
-base_step = opt(os.path.join(d, "base.mlir"), src, [])
-base = run(base_step, m["inputs"], os.path.join(d, "out-base"), m["outputs"])
-if ARENA_BOUND is not None:
-    ratio = arena_ratio(base_step)
-    if ratio > ARENA_BOUND:
-        fail(f"no recomputation: arena {ratio:.3f}x the live bytes (bound {ARENA_BOUND:g})")
-    print(f"{name} no recomputation: arena {ratio:.3f}x live")
-if has_loops(src):
-    POLICIES.update(LOOP_POLICIES)
-    EAGER_POLICIES += list(LOOP_POLICIES)
-for policy in POLICIES:
-    passes = POLICIES[policy]
-    variant = opt(os.path.join(d, f"{policy}.mlir"), src, passes + AFTER)
-    outs = run(variant, m["inputs"], os.path.join(d, f"out-{policy}"), m["outputs"])
-    for out, got, want in zip(m["outputs"], outs, base):
-        got, want = np.load(got), np.load(want)
-        if got.dtype != want.dtype or got.shape != want.shape or \
-                got.tobytes() != want.tobytes():
-            fail(f"{policy}: {out} differs from the run without rematerialization")
-    arena = ""
-    if ARENA_BOUND is not None:
-        ratio = arena_ratio(variant)
-        if ratio > ARENA_BOUND:
-            fail(f"{policy}: arena {ratio:.3f}x the live bytes (bound {ARENA_BOUND:g})")
-        arena = f", arena {ratio:.3f}x live"
-    print(f"{name} {policy} dropout: {len(outs)} outputs bit-identical, "
-          f"{m['segments']} segments{arena}")
+def label(tag):
+    """How the lines name a step: "" for the float32 one, " float64"."""
+    return f" {tag.strip('-')}" if tag else ""
 
-# 2. Dropout 0: against PyTorch eager.
-d = os.path.join(workdir, f"{name}-p0")
-m = export(d, "--dropout", "0", "--reference")
-src = os.path.join(d, "step.mlir")
-refs = [np.load(p) for p in m["reference"]]
-refs64 = [np.load(p) for p in m.get("reference64", [])]
+
+def check_dropout(tag, *extra):
+    """1. Dropout on: bit-identical with and without rematerialization. The
+    run without is compiled and run once; each policy's outputs are
+    compared with it byte for byte (bit-identical: NaNs and signed zeros
+    included). `extra`: the exporter's further options (--float64)."""
+    d = os.path.join(workdir, f"{name}-dropout{tag}")
+    m = export(d, *extra)
+    src = os.path.join(d, "step.mlir")
+    base_step = opt(os.path.join(d, "base.mlir"), src, [])
+    base = run(base_step, m["inputs"], os.path.join(d, "out-base"), m["outputs"])
+    if ARENA_BOUND is not None:
+        ratio = arena_ratio(base_step)
+        if ratio > ARENA_BOUND:
+            fail(f"no recomputation: arena {ratio:.3f}x the live bytes (bound {ARENA_BOUND:g})")
+        print(f"{name} no recomputation: arena {ratio:.3f}x live")
+    if has_loops(src):
+        POLICIES.update(LOOP_POLICIES)
+        for policy in LOOP_POLICIES:
+            if policy not in EAGER_POLICIES:
+                EAGER_POLICIES.append(policy)
+    for policy in POLICIES:
+        passes = POLICIES[policy]
+        variant = opt(os.path.join(d, f"{policy}.mlir"), src, passes + AFTER)
+        outs = run(variant, m["inputs"], os.path.join(d, f"out-{policy}"), m["outputs"])
+        for out, got, want in zip(m["outputs"], outs, base):
+            got, want = np.load(got), np.load(want)
+            if got.dtype != want.dtype or got.shape != want.shape or \
+                    got.tobytes() != want.tobytes():
+                fail(f"{label(tag).strip()} {policy}: {out} differs from the run without "
+                     f"rematerialization".strip())
+        arena = ""
+        if ARENA_BOUND is not None:
+            ratio = arena_ratio(variant)
+            if ratio > ARENA_BOUND:
+                fail(f"{policy}: arena {ratio:.3f}x the live bytes (bound {ARENA_BOUND:g})")
+            arena = f", arena {ratio:.3f}x live"
+        print(f"{name}{label(tag)} {policy} dropout: {len(outs)} outputs bit-identical, "
+              f"{m['segments']} segments{arena}")
 
 
 def scales(refs):
@@ -203,43 +230,154 @@ def relative_errors(values, refs):
             for value, ref, scale in zip(values, refs, scales(refs))]
 
 
-# float32's spread around float64 per output (relative): eager float32's
-# distance, or the Monte Carlo runs' where they moved farther.
-spread64 = None
-if refs64:
-    spread64 = [max(eager, noise / scale) for eager, noise, scale in
-                zip(relative_errors(refs, refs64), m.get("noise64", [0.0] * len(refs64)),
-                    scales(refs64))]
-for policy in EAGER_POLICIES:
-    passes = [] if policy == "none" else POLICIES[policy]
-    step = opt(os.path.join(d, f"{policy}.mlir"), src, passes + (AFTER if passes else []))
-    stats = {} if PEAK else None
-    outs = run(step, m["inputs"], os.path.join(d, f"out-{policy}"), m["outputs"], stats)
-    if PEAK:
-        static = report_totals(step)["static_peak_bytes"]
-        if static != stats["peak_bytes"]:
-            fail(f"{policy}: static peak {static} bytes, measured {stats['peak_bytes']}")
-        print(f"{name} {policy}: static peak == measured peak ({static} bytes)")
-    got = [np.load(p) for p in outs]
-    for out, value, ref in zip(m["outputs"], got, refs):
-        if value.shape != ref.shape:
-            fail(f"{policy}: {out} has shape {value.shape}, torch {ref.shape}")
-    errors = relative_errors(got, refs)
-    errors64 = relative_errors(got, refs64) if refs64 else None
-    judged64 = 0
-    for i, (out, rel) in enumerate(zip(m["outputs"], errors)):
-        if rel <= TOLERANCE:
-            continue
-        if errors64 and (errors64[i] <= TOLERANCE or
-                         errors64[i] <= ILL_CONDITIONED * spread64[i]):
-            judged64 += 1
-            continue
-        detail = (f" (from float64: remat {errors64[i]:.2e}, float32's spread "
-                  f"{spread64[i]:.2e})" if errors64 else "")
-        fail(f"{policy}: {out} differs from torch eager by {rel:.2e} relative{detail}")
-    worst = max((rel, out) for rel, out in zip(errors, m["outputs"]) if rel <= TOLERANCE)
-    note = (f"; {judged64} more than {TOLERANCE:g} from eager float32, within "
-            f"{TOLERANCE:g} of float64 or {ILL_CONDITIONED}x float32's spread"
-            if judged64 else "")
-    print(f"{name} {policy} vs torch eager: {len(refs) - judged64} outputs within "
-          f"{TOLERANCE:g} relative (worst {worst[0]:.1e}, {worst[1]}){note}")
+def run_eager_policies(tag, *extra):
+    """Exports the step at dropout 0 with PyTorch eager's reference, runs it
+    without rematerialization and under EAGER_POLICIES (with --peak, its
+    static peak against the measured one); yields (policy, the manifest,
+    the outputs, their relative errors from the reference)."""
+    d = os.path.join(workdir, f"{name}-p0{tag}")
+    m = export(d, "--dropout", "0", "--reference", *extra)
+    src = os.path.join(d, "step.mlir")
+    refs = [np.load(p) for p in m["reference"]]
+    for policy in EAGER_POLICIES:
+        passes = [] if policy == "none" else POLICIES[policy]
+        step = opt(os.path.join(d, f"{policy}.mlir"), src, passes + (AFTER if passes else []))
+        stats = {} if PEAK else None
+        outs = run(step, m["inputs"], os.path.join(d, f"out-{policy}"), m["outputs"], stats)
+        if PEAK:
+            static = report_totals(step)["static_peak_bytes"]
+            if static != stats["peak_bytes"]:
+                fail(f"{label(tag).strip()} {policy}: static peak {static} bytes, measured "
+                     f"{stats['peak_bytes']}".strip())
+            print(f"{name}{label(tag)} {policy}: static peak == measured peak ({static} bytes)")
+        got = [np.load(p) for p in outs]
+        for out, value, ref in zip(m["outputs"], got, refs):
+            if value.shape != ref.shape or value.dtype != ref.dtype:
+                fail(f"{label(tag).strip()} {policy}: {out} is {value.dtype} {value.shape}, "
+                     f"torch {ref.dtype} {ref.shape}".strip())
+        yield policy, m, got, relative_errors(got, refs)
+
+
+def check_float32():
+    """2. Dropout 0: against PyTorch eager float32, then float64 where
+    float32 is farther (see the module's docstring). Returns, per policy,
+    the outputs neither decides: {policy: [(output, detail)]}."""
+    undecided = {}
+    refs64 = spread64 = None
+    for policy, m, got, errors in run_eager_policies(""):
+        if refs64 is None:
+            refs = [np.load(p) for p in m["reference"]]
+            refs64 = [np.load(p) for p in m.get("reference64", [])]
+            # float32's spread around float64 per output (relative): eager
+            # float32's distance, or the Monte Carlo runs' where they moved
+            # farther.
+            if refs64:
+                spread64 = [max(eager, noise / scale) for eager, noise, scale in
+                            zip(relative_errors(refs, refs64),
+                                m.get("noise64", [0.0] * len(refs64)), scales(refs64))]
+        errors64 = relative_errors(got, refs64) if refs64 else None
+        judged64, left = 0, []
+        for i, (out, rel) in enumerate(zip(m["outputs"], errors)):
+            if rel <= TOLERANCE:
+                continue
+            if errors64 and (errors64[i] <= TOLERANCE or
+                             errors64[i] <= ILL_CONDITIONED * spread64[i]):
+                judged64 += 1
+                continue
+            detail = (f" (from float64: remat {errors64[i]:.2e}, float32's spread "
+                      f"{spread64[i]:.2e})" if errors64 else "")
+            message = f"{policy}: {out} differs from torch eager by {rel:.2e} relative{detail}"
+            if not errors64:
+                fail(message)
+            left.append((out, message))
+        undecided[policy] = left
+        worst = max((rel, out) for rel, out in zip(errors, m["outputs"]) if rel <= TOLERANCE)
+        note = (f"; {judged64} more than {TOLERANCE:g} from eager float32, within "
+                f"{TOLERANCE:g} of float64 or {ILL_CONDITIONED}x float32's spread"
+                if judged64 else "")
+        note += f"; {len(left)} left to the float64 step" if left else ""
+        print(f"{name} {policy} vs torch eager: {len(refs) - judged64 - len(left)} outputs "
+              f"within {TOLERANCE:g} relative (worst {worst[0]:.1e}, {worst[1]}){note}")
+    return undecided
+
+
+def decomposed_reference64(outputs):
+    """PyTorch's own run of the step the exporter maps, in float64: the model
+    through torch.compile with AOTAutograd and the core ATen decompositions
+    the exporter traces with, each graph run by PyTorch's kernels, without
+    the model's checkpoints where its factory can leave them out (they do
+    not change the values). Its loss and gradients, in the order of
+    `outputs`; None, with the reason printed, when PyTorch cannot run it."""
+    import inspect
+    import torch
+    from functorch.compile import make_boxed_func
+    from torch._decomp import core_aten_decompositions
+    from torch._dynamo.backends.common import aot_autograd
+    from remat_torch.__main__ import call_factory, load_factory, to_float64
+    fn = load_factory(factory)
+    model, inputs = call_factory(fn, 0.0, False if "checkpoint" in
+                                 inspect.signature(fn).parameters else None)
+    model, inputs = to_float64(model.train(), inputs)
+    boxed = lambda gm, example: make_boxed_func(gm)  # noqa: E731
+    backend = aot_autograd(fw_compiler=boxed, bw_compiler=boxed,
+                           decompositions=core_aten_decompositions())
+    torch._dynamo.reset()
+    try:
+        loss = torch.compile(model, backend=backend, fullgraph=True)(*inputs)
+        loss.backward()
+    except RuntimeError as err:
+        print(f"{name}: no decomposed float64 reference: {str(err).splitlines()[0]}")
+        return None
+    params = dict(model.named_parameters())
+    return [loss.detach().numpy()] + [params[n].grad.numpy() for n in outputs[1:]]
+
+
+def check_float64(undecided):
+    """3. The float64 step (remat-torch-export --float64) at dropout 0
+    against PyTorch eager float64, within TOLERANCE64 of each output's
+    scale under every policy of EAGER_POLICIES. An output float32 left
+    undecided passes here or fails with both distances. Where PyTorch's
+    own core ATen decomposition of an op, which the exporter maps, computes
+    a float64 result farther than that from its eager kernel, an output
+    passes within TOLERANCE64 of PyTorch's decomposed step (run by PyTorch
+    in float64) and as close to eager float64 as that step is."""
+    decomposed = None
+    for policy, m, got, errors in run_eager_policies("-float64", "--float64"):
+        failed = [(rel, out) for rel, out in zip(errors, m["outputs"]) if rel > TOLERANCE64]
+        kernels = ""
+        if failed:
+            if decomposed is None:
+                decomposed = decomposed_reference64(m["outputs"]) or [
+                    np.full(np.shape(np.load(p)), np.nan) for p in m["reference"]]
+                refs = [np.load(p) for p in m["reference"]]
+                gap = relative_errors(decomposed, refs)
+            from_decomposed = relative_errors(got, decomposed)
+            explained = [i for i, out in enumerate(m["outputs"]) if errors[i] > TOLERANCE64
+                         and from_decomposed[i] <= TOLERANCE64
+                         and errors[i] <= gap[i] + TOLERANCE64]
+            failed = [(errors[i], out) for i, out in enumerate(m["outputs"])
+                      if errors[i] > TOLERANCE64 and i not in explained]
+            if explained:
+                kernels = (f"; {len(explained)} more within {TOLERANCE64:g} of PyTorch's "
+                           f"decomposed step (up to {max(from_decomposed[i] for i in explained):.1e}), "
+                           f"itself up to {max(gap[i] for i in explained):.1e} from eager")
+        if failed:
+            rel, out = max(failed)
+            before = dict(undecided.get(policy, []))
+            detail = f"{before[out]}; " if out in before else ""
+            fail(f"{detail}float64 {policy}: {out} differs from torch eager float64 by "
+                 f"{rel:.2e} relative")
+        within = [(rel, out) for rel, out in zip(errors, m["outputs"]) if rel <= TOLERANCE64]
+        worst = max(within)
+        left = len(undecided.get(policy, []))
+        note = kernels + (f"; decides the {left} float32 left undecided" if left else "")
+        print(f"{name} float64 {policy} vs torch eager float64: {len(within)} outputs within "
+              f"{TOLERANCE64:g} relative (worst {worst[0]:.1e}, {worst[1]}){note}")
+
+
+check_dropout("")
+undecided = check_float32()
+if FLOAT64 or any(undecided.values()):
+    if FLOAT64:
+        check_dropout("-float64", "--float64")
+    check_float64(undecided)

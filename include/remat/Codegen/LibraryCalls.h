@@ -27,7 +27,7 @@ mlir::func::FuncOp getOrDeclareRuntimeFunction(mlir::RewriterBase &rewriter,
                                                mlir::FunctionType type);
 
 /// The suffix of the runtime's entry points for products of inputs of
-/// `inputType` (f32, bf16 or f16): "f32", "bf16" or "f16".
+/// `inputType` (f32, bf16, f16 or f64): "f32", "bf16", "f16" or "f64".
 llvm::StringRef getRuntimeTypeSuffix(mlir::Type inputType);
 
 /// Applies `patterns`, library-call patterns that each replace the linalg
@@ -43,13 +43,14 @@ unsigned applyLibraryCallPatterns(mlir::Operation *root,
 //===----------------------------------------------------------------------===//
 
 /// Returns true if `op` is a (batch) matmul on buffers that the runtime's
-/// GEMMs compute: f32, or bf16 or f16 inputs (both of one type) into an f32
-/// result (autocast's), each input read as it is or transposed.
+/// GEMMs compute: f32, bf16 or f16 inputs (both of one type) into an f32
+/// result (autocast's), or f64 (a float64 step's; the CPU runtime's
+/// only), each input read as it is or transposed.
 bool isBlasMatmul(mlir::linalg::LinalgOp op);
 
 /// Replaces `op`, a BLAS matmul (isBlasMatmul), with a call to the runtime's
-/// `<prefix>matmul_<type>` or `<prefix>batch_matmul_<type>` (type f32, bf16
-/// or f16: the inputs'), which computes C += A * B: each operand is cast to
+/// `<prefix>matmul_<type>` or `<prefix>batch_matmul_<type>` (type f32, bf16,
+/// f16 or f64: the inputs'), which computes C += A * B: each operand is cast to
 /// a memref of dynamic sizes and strides, a transposed input passed as a
 /// transposed view.
 void replaceMatmulWithCall(mlir::RewriterBase &rewriter,

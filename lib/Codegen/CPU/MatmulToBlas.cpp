@@ -4,7 +4,8 @@
 // f32 matmuls on buffers become calls into the runtime's BLAS glue, which
 // calls cblas_sgemm; matmuls of bf16 or f16 inputs into an f32 result
 // (autocast's) call its 2-byte entry points, which convert the inputs to f32
-// first.
+// first; f64 matmuls (a float64 step's) call its f64 entry points, loops
+// in the order of k whatever the operands' layout.
 //
 //===----------------------------------------------------------------------===//
 

@@ -22,6 +22,8 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
@@ -69,8 +71,41 @@ void remat::registerCUDALoweringDialects(DialectRegistry &registry) {
   ub::registerConvertUBToLLVMInterface(registry);
 }
 
+namespace {
+
+/// Refuses a float64 step (remat-torch-export --float64: f64 arguments or
+/// results) with an error on its function: the CUDA runtime has no f64
+/// matmul or convolution entry points, and no GPU has run remat's f64
+/// kernels. f64 values inside a step of other types (float32 sums widened
+/// to f64, a cumsum's accumulator) are lowered as before.
+struct RefuseFloat64StepsPass
+    : PassWrapper<RefuseFloat64StepsPass, OperationPass<>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(RefuseFloat64StepsPass)
+
+  StringRef getName() const override { return "RefuseFloat64StepsPass"; }
+
+  void runOnOperation() override {
+    auto isF64 = [](Type type) { return getElementTypeOrSelf(type).isF64(); };
+    getOperation()->walk([&](FunctionOpInterface function) {
+      if (function.isExternal() ||
+          (llvm::none_of(function.getArgumentTypes(), isF64) &&
+           llvm::none_of(function.getResultTypes(), isF64)))
+        return;
+      function.emitError("'")
+          << function.getName()
+          << "' is a float64 step: -remat-lower-cuda lowers float32, "
+             "bfloat16 and float16 steps; float64 steps run on the CPU "
+             "(-remat-lower-cpu)";
+      signalPassFailure();
+    });
+  }
+};
+
+} // namespace
+
 void remat::buildRematLowerCUDAPipeline(OpPassManager &pm,
                                         const RematLowerCUDAOptions &options) {
+  pm.addPass(std::make_unique<RefuseFloat64StepsPass>());
   buildRematBufferizePipeline(pm, options.fuseElementwise, options.planArena,
                               options.schedule);
   if (options.useCublas) {

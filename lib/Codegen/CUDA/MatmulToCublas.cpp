@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
 
 namespace remat {
 #define GEN_PASS_DEF_REMATMATMULTOCUBLASPASS
@@ -39,13 +40,16 @@ namespace {
 /// A BLAS matmul (isBlasMatmul) whose operands cuBLAS takes to a call of
 /// the CUDA runtime's `remat_cuda_matmul_<type>` /
 /// `remat_cuda_batch_matmul_<type>`. cuBLAS has no fallback loop nest for
-/// other layouts: they stay linalg ops, which become GPU kernels.
+/// other layouts: they stay linalg ops, which become GPU kernels. The CUDA
+/// runtime has no f64 entry points (-remat-lower-cuda refuses float64
+/// steps).
 struct MatmulToCublas : OpInterfaceRewritePattern<linalg::LinalgOp> {
   using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
 
   LogicalResult matchAndRewrite(linalg::LinalgOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!remat::isBlasMatmul(op) || !hasUnitInnermostStrides(op))
+    if (!remat::isBlasMatmul(op) || !hasUnitInnermostStrides(op) ||
+        getElementTypeOrSelf(op->getOperand(2).getType()).isF64())
       return rewriter.notifyMatchFailure(op, "not a matmul cuBLAS computes");
     remat::replaceMatmulWithCall(rewriter, op, "remat_cuda_");
     return success();

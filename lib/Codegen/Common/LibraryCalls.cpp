@@ -36,7 +36,10 @@ func::FuncOp remat::getOrDeclareRuntimeFunction(RewriterBase &rewriter,
 }
 
 StringRef remat::getRuntimeTypeSuffix(Type inputType) {
-  return inputType.isBF16() ? "bf16" : inputType.isF16() ? "f16" : "f32";
+  return inputType.isBF16()  ? "bf16"
+         : inputType.isF16() ? "f16"
+         : inputType.isF64() ? "f64"
+                             : "f32";
 }
 
 unsigned remat::applyLibraryCallPatterns(Operation *root,
@@ -68,14 +71,19 @@ static MemRefType getDynamicMemRefType(Type elementType, int64_t rank) {
 }
 
 /// The element type of a matmul's inputs the runtime multiplies: f32 with
-/// an f32 result, or bf16 or f16 (both inputs) accumulated into an f32
-/// result (autocast's products). Null for anything else.
+/// an f32 result, bf16 or f16 (both inputs) accumulated into an f32 result
+/// (autocast's products), or f64 with an f64 result (a float64 step's).
+/// Null for anything else.
 static Type getBlasInputType(linalg::LinalgOp op) {
   auto elementType = [&](unsigned index) {
     return cast<MemRefType>(op->getOperand(index).getType()).getElementType();
   };
   Type a = elementType(0), b = elementType(1), c = elementType(2);
-  if (!c.isF32() || a != b || !(a.isF32() || a.isBF16() || a.isF16()))
+  if (a != b)
+    return {};
+  if (c.isF64())
+    return a.isF64() ? a : Type();
+  if (!c.isF32() || !(a.isF32() || a.isBF16() || a.isF16()))
     return {};
   return a;
 }
@@ -127,7 +135,8 @@ void remat::replaceMatmulWithCall(RewriterBase &rewriter, linalg::LinalgOp op,
                       getRuntimeTypeSuffix(inputType))
                          .str();
   MemRefType input = getDynamicMemRefType(inputType, rank);
-  MemRefType result = getDynamicMemRefType(rewriter.getF32Type(), rank);
+  MemRefType result = getDynamicMemRefType(
+      cast<MemRefType>(op->getOperand(2).getType()).getElementType(), rank);
   func::FuncOp callee = getOrDeclareRuntimeFunction(
       rewriter, op, name, rewriter.getFunctionType({input, input, result}, {}));
   rewriter.setInsertionPoint(op);

@@ -177,3 +177,63 @@ def vit_mae(dropout=0.1):
     net = transformers.ViTMAEForPreTraining(config)
     net.train()
     return MaskedAutoencoder(net, dropout == 0), (torch.randn(2, 3, 32, 32), torch.rand(2, 16))
+
+
+class GoogLeNetLoss(nn.Module):
+    """GoogLeNet trained as its paper and torchvision's reference script
+    train it: the cross-entropy of its logits plus 0.3 times each auxiliary
+    classifier's."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x, labels):
+        out = self.net(x)
+        return (nn.functional.cross_entropy(out.logits, labels)
+                + 0.3 * nn.functional.cross_entropy(out.aux_logits1, labels)
+                + 0.3 * nn.functional.cross_entropy(out.aux_logits2, labels))
+
+
+def googlenet(dropout=0.1):
+    """torchvision's GoogLeNet (Inception v1 with batch norm, both
+    auxiliary classifiers) on 2 x 64x64 images: ceil-mode max pooling with
+    window ties, batch norms over 8 values in its last stage. float32
+    rounding moves a ReLU input across 0 inside a max-pooling tie, so
+    it is checked in float64 (models-as-called-float64.test)."""
+    import torchvision
+    torch.manual_seed(0)
+    net = torchvision.models.GoogLeNet(num_classes=10, aux_logits=True, init_weights=True,
+                                       dropout=dropout, dropout_aux=dropout)
+    return GoogLeNetLoss(net), zoo._images(2, 64, 10)
+
+
+class Segmentation(nn.Module):
+    """A segmentation model's training loss: the per-pixel cross-entropy of
+    its "out" map against int64 labels."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x, labels):
+        return nn.functional.cross_entropy(self.net(x)["out"], labels)
+
+
+def deeplabv3(dropout=0.1):
+    """torchvision's DeepLabV3 on a MobileNetV3-Large backbone (dilated
+    last stage, hard swish, squeeze-and-excitation), 4 classes, on 2 x
+    64x64 images: its ASPP's image pooling normalizes a batch of 2 pooled
+    values, where eager float32 itself is far from float64, so it is
+    checked in float64 (models-as-called-float64.test). Its ASPP's and
+    head's dropout is the model's own (p = 0.5 and 0.1 in torchvision),
+    left as built: `dropout` 0 sets them to 0."""
+    from torchvision.models.segmentation import deeplabv3_mobilenet_v3_large
+    torch.manual_seed(0)
+    net = deeplabv3_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=4)
+    if dropout == 0:
+        for m in net.modules():
+            if isinstance(m, nn.Dropout):
+                m.p = 0.0
+    x = torch.randn(2, 3, 64, 64)
+    return Segmentation(net), (x, torch.randint(0, 4, (2, 64, 64)))
