@@ -43,6 +43,8 @@
    which the float32 step shares); the float32 kernels are decided on the
    models float32 can judge. With --float64, 1 is also run on the float64 step: its
    dropout masks are the float32 step's, bit-identical under every policy.
+   --float64-only runs 1 and 3 on the float64 step alone (a model whose
+   float32 step another test checks).
 
 4. With --peak: in 2 and 3, each step's static peak (-remat-report's memory
    plan) equals the peak the generated code's allocator measures (remat-run
@@ -53,7 +55,7 @@
    zoo's blocks: 1.05, issue 17).
 
 Usage: check_torch.py REMAT_OPT REMAT_RUN FACTORY WORKDIR [--arena-bound R] [--peak]
-                      [--float64]
+                      [--float64 | --float64-only]
 FACTORY as remat-torch-export takes it (remat_torch.zoo:mlp). Prints one line
 per policy and check; exits 1 on the first failure.
 """
@@ -68,7 +70,10 @@ remat_opt, remat_run, factory, workdir = sys.argv[1:5]
 ARENA_BOUND = (float(sys.argv[sys.argv.index("--arena-bound") + 1])
                if "--arena-bound" in sys.argv else None)
 PEAK = "--peak" in sys.argv
-FLOAT64 = "--float64" in sys.argv
+# --float64-only: the float64 step alone (1 and 3), for models whose
+# float32 step another test checks.
+FLOAT64_ONLY = "--float64-only" in sys.argv
+FLOAT64 = "--float64" in sys.argv or FLOAT64_ONLY
 name = factory.rpartition(":")[2]
 TOLERANCE = 1e-4
 # An output farther than TOLERANCE from eager float32 passes within this
@@ -375,8 +380,10 @@ def check_float64(undecided):
               f"{TOLERANCE64:g} relative (worst {worst[0]:.1e}, {worst[1]}){note}")
 
 
-check_dropout("")
-undecided = check_float32()
+undecided = {}
+if not FLOAT64_ONLY:
+    check_dropout("")
+    undecided = check_float32()
 if FLOAT64 or any(undecided.values()):
     if FLOAT64:
         check_dropout("-float64", "--float64")
