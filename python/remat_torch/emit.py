@@ -1176,6 +1176,34 @@ def _pow(e, a, exponent):
     return e.binary("powf", a, float(exponent))
 
 
+def _pow_tensor(e, a, b):
+    """a ** b with a tensor exponent (pow.Tensor_Tensor) or a number base
+    (pow.Scalar): math.powf in the promoted float type (ALiBi's slopes,
+    base ** arange). An integer power of integers is no float op."""
+    if not any(is_float(x.dtype) if isinstance(x, Value) else isinstance(x, float)
+               for x in (a, b)):
+        raise UnsupportedOp("pow of integers")
+    return e.binary("powf", a, b)
+
+
+def _var(e, a, dims=None, correction=None, keepdim=False):
+    """The variance over `dims`: the mean of the squared deviations from
+    the mean, times n / (n - correction) (correction 1 unless given: the
+    unbiased estimate); its backward comes decomposed."""
+    dims = _dims(dims, len(a.shape))
+    n = math.prod(a.shape[d] for d in dims)
+    correction = 1 if correction is None else correction
+    mean = _mean(e, a, dims, keepdim=True)
+    d = e.binary("subf", a, mean)
+    ss = e.reduce(e.binary("mulf", d, d), dims, keepdim=keepdim)
+    return e.binary("divf", ss, float(max(0, n - correction)))
+
+
+def _var_mean(e, a, dims=None, correction=None, keepdim=False):
+    return (_var(e, a, dims, correction, keepdim),
+            _mean(e, a, dims, keepdim=keepdim))
+
+
 def _dropout(e, x, p, train):
     if not train:
         return x, e.cmp("oge", x, x)  # eval: mask unused downstream
@@ -2454,6 +2482,7 @@ def ops():
         aten.remainder.Scalar: _remainder, aten.remainder.Tensor: _remainder,
         aten.neg.default: _neg,
         aten.pow.Tensor_Scalar: _pow,
+        aten.pow.Tensor_Tensor: _pow_tensor, aten.pow.Scalar: _pow_tensor,
         aten.exp.default: lambda e, a: e.unary("math.exp", a),
         aten.tanh.default: lambda e, a: e.unary("math.tanh", a),
         aten.rsqrt.default: lambda e, a: e.unary("math.rsqrt", a),
@@ -2523,6 +2552,7 @@ def ops():
         aten.sum.default: _sum, aten.sum.dim_IntList: _sum,
         aten.any.default: _any, aten.any.dim: _any, aten.any.dims: _any,
         aten.mean.default: _mean, aten.mean.dim: _mean,
+        aten.var.correction: _var, aten.var_mean.correction: _var_mean,
         aten.amax.default: lambda e, a, dims=(), keepdim=False: e.reduce(
             a, _dims(dims, len(a.shape)), "max", keepdim=keepdim),
         # composites kept by the core ATen decompositions (their backwards are
