@@ -60,6 +60,15 @@ def trace_error(err):
     where = (f" at {user[0][0]}:{user[0][1]} in {user[0][2]} ({user[0][3].strip()})"
              if user else "")
     first = next((l.strip() for l in text.splitlines() if l.strip()), type(err).__name__)
+    # An exception the model raised while traced ("Observed exception"):
+    # which one, and that the path traced may be one eager does not take
+    # (transformers' code under is_torchdynamo_compiling()).
+    raised = re.search(r"raised exception (.+)", text)
+    if raised and "Observed exception" in first:
+        first += (f" ({raised.group(1).strip()}, raised by the model while traced: run it "
+                  f"in eager to see whether it raises there too; code that checks "
+                  f"torch.compiler.is_compiling() may take another path under "
+                  f"torch.compile)")
     return (f"torch.compile could not trace the training step{where}: "
             f"{type(err).__name__}: {first}. The exporter needs one graph "
             f"(fullgraph=True): take what breaks it out of the forward (Python side "
