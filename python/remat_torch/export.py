@@ -236,6 +236,33 @@ def _live_nodes(roots):
     return live
 
 
+def _tag_backward(graph):
+    """Tags as backward the nodes a custom autograd.Function's backward
+    (BLOOM's GELU) brings into the joint graph: AOTAutograd leaves them
+    untagged. Every node that reads the loss's tangent, directly or through
+    other nodes, is backward (a forward op cannot read a backward value),
+    and so is an untagged node that only backward nodes read (the
+    derivative the backward computes from a saved input is computed in the
+    backward, as PyTorch does, not saved from the forward)."""
+    backward = set()
+    for node in graph.nodes:
+        if node.op == "placeholder":
+            if node.name.startswith("tangents"):
+                backward.add(node)
+            continue
+        if node.op == "output":
+            continue
+        if node.meta.get("partitioner_tag") == "is_backward" or \
+                any(a in backward for a in node.all_input_nodes):
+            backward.add(node)
+    for node in reversed(graph.nodes):
+        if node.op == "call_function" and node.meta.get("partitioner_tag") is None and \
+                node.users and all(u in backward for u in node.users):
+            backward.add(node)
+    for node in backward:
+        node.meta["partitioner_tag"] = "is_backward"
+
+
 def _scan_flips(graph):
     """AOTAutograd runs a scan's backward as a scan over the forward's
     stacks flipped along dimension 0 (`aten.flip`) and flips its stacked
@@ -469,6 +496,7 @@ def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
     import torch
     from torch.utils.checkpoint import CheckpointPolicy
 
+    _tag_backward(joint.graph)
     table = E.ops()
     e = E.Emitter()
     env = {}
