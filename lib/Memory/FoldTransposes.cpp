@@ -35,6 +35,16 @@ AffineMap foldIntoMap(AffineMap map, linalg::TransposeOp transpose) {
                         map.getContext());
 }
 
+/// Returns true if `op` can read `transpose`'s input through a permuted
+/// map: a matmul any 2-D transpose, a batch matmul one that keeps the
+/// batch dimension first (its maps must read the batch as d0: a transpose
+/// that moves it, [1, 0, 2] in multi-head attention's [T, B * H, D] to
+/// [B * H, T, D], stays a copy).
+bool canFoldInto(Operation *op, linalg::TransposeOp transpose) {
+  return !isa<linalg::BatchMatmulOp>(op) ||
+         transpose.getPermutation().front() == 0;
+}
+
 /// Replaces `op` (a matmul or batch matmul) by one with `maps` and
 /// `inputs`, its discardable attributes (remat's marks) carried over.
 template <typename OpTy>
@@ -65,7 +75,8 @@ struct FoldTransposeIntoContraction : OpRewritePattern<OpTy> {
     bool folded = false;
     for (auto [index, input] : llvm::enumerate(inputs)) {
       auto transpose = input.template getDefiningOp<linalg::TransposeOp>();
-      if (!transpose || !transpose.hasPureTensorSemantics())
+      if (!transpose || !transpose.hasPureTensorSemantics() ||
+          !canFoldInto(op, transpose))
         continue;
       maps[index] = foldIntoMap(maps[index], transpose);
       input = transpose.getInput();
@@ -79,14 +90,15 @@ struct FoldTransposeIntoContraction : OpRewritePattern<OpTy> {
 };
 
 /// Returns true if every use of `value` is an input of a (batch) matmul on
-/// tensors, which FoldTransposeIntoContraction would let read a transpose's
+/// tensors that FoldTransposeIntoContraction would let read `transpose`'s
 /// input instead.
-bool isReadByContractionsOnly(Value value) {
+bool isReadByContractionsOnly(Value value, linalg::TransposeOp transpose) {
   return !value.use_empty() &&
-         llvm::all_of(value.getUses(), [](OpOperand &use) {
+         llvm::all_of(value.getUses(), [&](OpOperand &use) {
            auto op = dyn_cast<linalg::LinalgOp>(use.getOwner());
            return op && isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) &&
-                  op.hasPureTensorSemantics() && op.isDpsInput(&use);
+                  op.hasPureTensorSemantics() && op.isDpsInput(&use) &&
+                  canFoldInto(op, transpose);
          });
 }
 
@@ -124,7 +136,7 @@ struct FoldTransposeThroughBarrier : OpRewritePattern<remat::BarrierOp> {
     for (auto [index, input] : llvm::enumerate(inputs)) {
       auto transpose = input.getDefiningOp<linalg::TransposeOp>();
       if (!transpose || !transpose.hasPureTensorSemantics() ||
-          !isReadByContractionsOnly(barrier.getResult(index)))
+          !isReadByContractionsOnly(barrier.getResult(index), transpose))
         continue;
       input = transpose.getInput();
       folded.emplace_back(index, transpose);

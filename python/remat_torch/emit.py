@@ -406,8 +406,8 @@ class Emitter:
         return self.convert(out, a.dtype)
 
     def reduce(self, a, dims, kind="sum", keepdim=False):
-        """Sum or max over `dims`, or "any" (a logical or, of booleans);
-        booleans sum as int64, as PyTorch does."""
+        """Sum, max or min over `dims`, or "any" (a logical or, of
+        booleans); booleans sum as int64, as PyTorch does."""
         dims = sorted({d % len(a.shape) for d in dims}) if a.shape else []
         shape = [s for i, s in enumerate(a.shape) if i not in dims]
         if kind == "any":
@@ -423,11 +423,12 @@ class Emitter:
         if kind == "any":
             start, comb = False, "arith.ori"
         elif is_float(dt):
-            start = 0.0 if kind == "sum" else -math.inf
-            comb = "arith.addf" if kind == "sum" else "arith.maximumf"
+            start = {"sum": 0.0, "max": -math.inf, "min": math.inf}[kind]
+            comb = {"sum": "arith.addf", "max": "arith.maximumf", "min": "arith.minimumf"}[kind]
         else:
-            start = 0 if kind == "sum" else -(1 << (INT_BITS[dt] - 1))
-            comb = "arith.addi" if kind == "sum" else "arith.maxsi"
+            bits = INT_BITS[dt] - 1
+            start = {"sum": 0, "max": -(1 << bits), "min": (1 << bits) - 1}[kind]
+            comb = {"sum": "arith.addi", "max": "arith.maxsi", "min": "arith.minsi"}[kind]
         init = self.filled(shape, start, acc_dt)
         out = self.new(shape, acc_dt, hint="red")
         i, acc, s = self.fresh("in"), self.fresh("acc"), self.fresh("s")
@@ -1187,6 +1188,41 @@ def _pow(e, a, exponent):
     if exponent == 1:
         return a
     return e.binary("powf", a, float(exponent))
+
+
+def _pow_tensor(e, a, b):
+    """a ** b with a tensor exponent (pow.Tensor_Tensor) or a number base
+    (pow.Scalar): math.powf in the promoted float type (ALiBi's slopes,
+    base ** arange). An integer power of integers is no float op."""
+    if not any(is_float(x.dtype) if isinstance(x, Value) else isinstance(x, float)
+               for x in (a, b)):
+        raise UnsupportedOp("pow of integers")
+    return e.binary("powf", a, b)
+
+
+def _var(e, a, dims=None, correction=None, keepdim=False):
+    """The variance over `dims`: the mean of the squared deviations from
+    the mean, times n / (n - correction) (correction 1 unless given: the
+    unbiased estimate); its backward comes decomposed."""
+    dims = _dims(dims, len(a.shape))
+    n = math.prod(a.shape[d] for d in dims)
+    correction = 1 if correction is None else correction
+    mean = _mean(e, a, dims, keepdim=True)
+    d = e.binary("subf", a, mean)
+    ss = e.reduce(e.binary("mulf", d, d), dims, keepdim=keepdim)
+    return e.binary("divf", ss, float(max(0, n - correction)))
+
+
+def _var_mean(e, a, dims=None, correction=None, keepdim=False):
+    return (_var(e, a, dims, correction, keepdim),
+            _mean(e, a, dims, keepdim=keepdim))
+
+
+def _rounding(op):
+    """floor, ceil, trunc, round (half to even, as torch.round): math.`op`
+    on floats, the identity on integers (their gradient, zero, comes
+    decomposed)."""
+    return lambda e, a: e.unary(op, a) if is_float(a.dtype) else a
 
 
 def _dropout(e, x, p, train):
@@ -2008,6 +2044,47 @@ def _sort_indices(e, x, dim, descending, k=None):
                      pick_body, init=e.filled(shape, 0, "i64"))
 
 
+def _max_min_dim(kind):
+    """max.dim / min.dim: the maximum (minimum) along `dim` (NaN if any,
+    as PyTorch's) and the first index that holds it (a linalg.generic
+    reduction keeping the smallest such index, as PyTorch's CPU kernel
+    returns); the backward of the values comes decomposed."""
+    def f(e, x, dim, keepdim=False):
+        if x.dtype == "i1":
+            raise UnsupportedOp(f"{kind}.dim of booleans")
+        rank = len(x.shape)
+        dim %= rank
+        values = e.reduce(x, [dim], kind, keepdim=True)
+        ident = ", ".join(f"d{i}" for i in range(rank))
+        kept = ", ".join("0" if i == dim else f"d{i}" for i in range(rank))
+        shape = [1 if i == dim else s for i, s in enumerate(x.shape)]
+
+        def body(a, fresh):
+            xi, v, acc = a
+            op = _Payload(fresh)
+            i = op(f"arith.index_cast {op(f'linalg.index {dim} : index')} : index to i64")
+            if is_float(x.dtype):
+                nan_v = op(f"arith.cmpf uno, {v}, {v} : {x.dtype}")
+                nan_x = op(f"arith.cmpf uno, {xi}, {xi} : {x.dtype}")
+                # v NaN: the first NaN; else the first x equal to v
+                eq = op(f"arith.cmpf oeq, {xi}, {v} : {x.dtype}")
+                hit = op(f"arith.select {nan_v}, {nan_x}, {eq} : i1")
+            else:
+                hit = op(f"arith.cmpi eq, {xi}, {v} : {x.dtype}")
+            result = op(f"arith.select {hit}, {op(f'arith.minsi {i}, {acc} : i64')}, {acc}"
+                        f" : i64")
+            return op.text(), result
+
+        idx = e.generic([x, values], [ident, kept, kept], shape,
+                        ["reduction" if i == dim else "parallel" for i in range(rank)], body,
+                        init=e.filled(shape, x.shape[dim], "i64"))
+        if not keepdim:
+            out = [s for i, s in enumerate(x.shape) if i != dim]
+            values, idx = e.reshape(values, out), e.reshape(idx, out)
+        return values, idx
+    return f
+
+
 def _sort(e, x, dim=-1, descending=False, stable=None):
     """values, indices of a stable sort along `dim` (_sort_indices); the
     values gathered at the indices. Its backward (scatter.src of the
@@ -2473,7 +2550,11 @@ def ops():
         aten.remainder.Scalar: _remainder, aten.remainder.Tensor: _remainder,
         aten.neg.default: _neg,
         aten.pow.Tensor_Scalar: _pow,
+        aten.pow.Tensor_Tensor: _pow_tensor, aten.pow.Scalar: _pow_tensor,
         aten.exp.default: lambda e, a: e.unary("math.exp", a),
+        aten.floor.default: _rounding("math.floor"), aten.ceil.default: _rounding("math.ceil"),
+        aten.trunc.default: _rounding("math.trunc"),
+        aten.round.default: _rounding("math.roundeven"),
         aten.tanh.default: lambda e, a: e.unary("math.tanh", a),
         aten.rsqrt.default: lambda e, a: e.unary("math.rsqrt", a),
         aten.sqrt.default: lambda e, a: e.unary("math.sqrt", a),
@@ -2542,8 +2623,12 @@ def ops():
         aten.sum.default: _sum, aten.sum.dim_IntList: _sum,
         aten.any.default: _any, aten.any.dim: _any, aten.any.dims: _any,
         aten.mean.default: _mean, aten.mean.dim: _mean,
+        aten.var.correction: _var, aten.var_mean.correction: _var_mean,
         aten.amax.default: lambda e, a, dims=(), keepdim=False: e.reduce(
             a, _dims(dims, len(a.shape)), "max", keepdim=keepdim),
+        aten.amin.default: lambda e, a, dims=(), keepdim=False: e.reduce(
+            a, _dims(dims, len(a.shape)), "min", keepdim=keepdim),
+        aten.max.dim: _max_min_dim("max"), aten.min.dim: _max_min_dim("min"),
         # composites kept by the core ATen decompositions (their backwards are
         # decomposed into the ops above)
         aten.native_layer_norm.default: _layer_norm,

@@ -60,6 +60,15 @@ def trace_error(err):
     where = (f" at {user[0][0]}:{user[0][1]} in {user[0][2]} ({user[0][3].strip()})"
              if user else "")
     first = next((l.strip() for l in text.splitlines() if l.strip()), type(err).__name__)
+    # An exception the model raised while traced ("Observed exception"):
+    # which one, and that the path traced may be one eager does not take
+    # (transformers' code under is_torchdynamo_compiling()).
+    raised = re.search(r"raised exception (.+)", text)
+    if raised and "Observed exception" in first:
+        first += (f" ({raised.group(1).strip()}, raised by the model while traced: run it "
+                  f"in eager to see whether it raises there too; code that checks "
+                  f"torch.compiler.is_compiling() may take another path under "
+                  f"torch.compile)")
     return (f"torch.compile could not trace the training step{where}: "
             f"{type(err).__name__}: {first}. The exporter needs one graph "
             f"(fullgraph=True): take what breaks it out of the forward (Python side "
@@ -225,6 +234,33 @@ def _live_nodes(roots):
         live.add(n)
         stack.extend(n.all_input_nodes)
     return live
+
+
+def _tag_backward(graph):
+    """Tags as backward the nodes a custom autograd.Function's backward
+    (BLOOM's GELU) brings into the joint graph: AOTAutograd leaves them
+    untagged. Every node that reads the loss's tangent, directly or through
+    other nodes, is backward (a forward op cannot read a backward value),
+    and so is an untagged node that only backward nodes read (the
+    derivative the backward computes from a saved input is computed in the
+    backward, as PyTorch does, not saved from the forward)."""
+    backward = set()
+    for node in graph.nodes:
+        if node.op == "placeholder":
+            if node.name.startswith("tangents"):
+                backward.add(node)
+            continue
+        if node.op == "output":
+            continue
+        if node.meta.get("partitioner_tag") == "is_backward" or \
+                any(a in backward for a in node.all_input_nodes):
+            backward.add(node)
+    for node in reversed(graph.nodes):
+        if node.op == "call_function" and node.meta.get("partitioner_tag") is None and \
+                node.users and all(u in backward for u in node.users):
+            backward.add(node)
+    for node in backward:
+        node.meta["partitioner_tag"] = "is_backward"
 
 
 def _scan_flips(graph):
@@ -460,6 +496,7 @@ def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
     import torch
     from torch.utils.checkpoint import CheckpointPolicy
 
+    _tag_backward(joint.graph)
     table = E.ops()
     e = E.Emitter()
     env = {}

@@ -10,6 +10,8 @@
 // CHECK-DAG: #[[BA:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d1)>
 // CHECK-DAG: #[[BB:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
 // CHECK-DAG: #[[BC:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-DAG: #[[BQ:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[BK:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
 // CHECK-LABEL: func.func @fold(
 // CHECK-SAME:    %[[X:[a-z0-9]+]]: tensor<4x8xf32>, %[[W:[a-z0-9]+]]: tensor<16x8xf32>
 // CHECK-NOT:     linalg.transpose
@@ -74,4 +76,32 @@ func.func @through_barrier(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>,
     remat.yield %s, %flat : tensor<4x16xf32>, tensor<128xf32>
   } : tensor<4x16xf32>, tensor<128xf32>
   return %y, %r#0, %r#1 : tensor<4x16xf32>, tensor<4x16xf32>, tensor<128xf32>
+}
+
+// Checks that a transpose that moves a batch matmul's batch dimension
+// ([1, 0, 2]: multi-head attention's [T, B * H, D] to [B * H, T, D], as
+// WavLM's attention computes it) stays a copy, there and through a
+// barrier: a batch matmul's maps read the batch as d0, and a map that
+// reads it elsewhere is no batch matmul ("Invalid batch dimension
+// expression"). A [0, 2, 1] transpose through the same barrier folds.
+// CHECK-LABEL: func.func @batch_moved(
+// CHECK-SAME:    %[[Q:[a-z0-9]+]]: tensor<4x2x8xf32>, %[[K:[a-z0-9]+]]: tensor<2x4x8xf32>
+// CHECK:         %[[T:.*]] = linalg.transpose ins(%[[Q]] : tensor<4x2x8xf32>) {{.*}} permutation = [1, 0, 2]
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.batch_matmul indexing_maps = [#[[BQ]], #[[BK]], #[[BC]]] {remat.id = 2 : i64} ins(%[[T]], %[[K]] : tensor<2x4x8xf32>, tensor<2x4x8xf32>)
+// CHECK:         %[[B2:.*]]:2 = remat.barrier %[[T]], %[[K]] :
+// CHECK:         linalg.batch_matmul indexing_maps = [#[[BQ]], #[[BK]], #[[BC]]] {remat.clone_of = 2 : i64} ins(%[[B2]]#0, %[[B2]]#1 : tensor<2x4x8xf32>, tensor<2x4x8xf32>)
+func.func @batch_moved(%q: tensor<4x2x8xf32>, %k: tensor<2x4x8xf32>, %z: tensor<2x4x4xf32>)
+    -> (tensor<2x4x4xf32>, tensor<2x4x4xf32>) {
+  %e = tensor.empty() : tensor<2x4x8xf32>
+  %t = linalg.transpose ins(%q : tensor<4x2x8xf32>) outs(%e : tensor<2x4x8xf32>) permutation = [1, 0, 2]
+  %ek = tensor.empty() : tensor<2x8x4xf32>
+  %tk = linalg.transpose ins(%k : tensor<2x4x8xf32>) outs(%ek : tensor<2x8x4xf32>) permutation = [0, 2, 1]
+  %y = linalg.batch_matmul {remat.id = 2 : i64} ins(%t, %tk : tensor<2x4x8xf32>, tensor<2x8x4xf32>) outs(%z : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %r = remat.backward {
+    %b:2 = remat.barrier %t, %tk : tensor<2x4x8xf32>, tensor<2x8x4xf32>
+    %y2 = linalg.batch_matmul {remat.clone_of = 2 : i64} ins(%b#0, %b#1 : tensor<2x4x8xf32>, tensor<2x8x4xf32>) outs(%z : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+    remat.yield %y2 : tensor<2x4x4xf32>
+  } : tensor<2x4x4xf32>
+  return %y, %r : tensor<2x4x4xf32>, tensor<2x4x4xf32>
 }
