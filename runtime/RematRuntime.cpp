@@ -317,6 +317,29 @@ void matmulSplitDepth(const typename Format::Element *a, int64_t aRowStride,
   });
 }
 
+/// Calls `block(first, count, byRows)` for the blocks of C's rows (or
+/// columns, when it has more: byRows false) that a matmul of m x k by k x n
+/// is cut into, on the pool: as many as the shapes alone decide (one, run
+/// here, below kMinBlockedWork), so each element of C comes from the same
+/// call whatever the number of threads.
+template <typename Fn>
+void forEachMatmulBlock(int64_t m, int64_t n, int64_t k, Fn block) {
+  bool byRows = m >= n;
+  int64_t extent = byRows ? m : n;
+  int64_t blocks =
+      m * n * k < kMinBlockedWork
+          ? 1
+          : std::clamp<int64_t>(extent / kMinBlockExtent, 1, kMaxBlocks);
+  if (blocks == 1)
+    return block(0, extent, byRows);
+  int64_t size = (extent + blocks - 1) / blocks;
+  getThreadPool().parallelFor(blocks, [&](int64_t index) {
+    int64_t first = index * size, count = std::min(size, extent - first);
+    if (count > 0)
+      block(first, count, byRows);
+  });
+}
+
 /// C += A * B as matmul computes it, cut into blocks of C's rows (or
 /// columns, when it has more) that the pool runs; each block is one matmul
 /// over all of k. A small C with a long k is cut along k instead
@@ -332,22 +355,7 @@ void matmulBlocked(const typename Format::Element *a, int64_t aRowStride,
     return matmulSplitDepth<Format>(a, aRowStride, aColStride, b, bRowStride,
                                     bColStride, c, cRowStride, cColStride, m, n,
                                     k);
-  bool byRows = m >= n;
-  int64_t extent = byRows ? m : n;
-  int64_t blocks =
-      m * n * k < kMinBlockedWork
-          ? 1
-          : std::clamp<int64_t>(extent / kMinBlockExtent, 1, kMaxBlocks);
-  if (blocks == 1) {
-    matmul<Format>(a, aRowStride, aColStride, b, bRowStride, bColStride, c,
-                   cRowStride, cColStride, m, n, k);
-    return;
-  }
-  int64_t size = (extent + blocks - 1) / blocks;
-  getThreadPool().parallelFor(blocks, [&](int64_t block) {
-    int64_t first = block * size, count = std::min(size, extent - first);
-    if (count <= 0)
-      return;
+  forEachMatmulBlock(m, n, k, [&](int64_t first, int64_t count, bool byRows) {
     if (byRows)
       matmul<Format>(a + first * aRowStride, aRowStride, aColStride, b,
                      bRowStride, bColStride, c + first * cRowStride, cRowStride,
@@ -445,17 +453,7 @@ void matmulF64Blocked(const double *a, int64_t aRowStride, int64_t aColStride,
                       const double *b, int64_t bRowStride, int64_t bColStride,
                       double *c, int64_t cRowStride, int64_t cColStride,
                       int64_t m, int64_t n, int64_t k) {
-  bool byRows = m >= n;
-  int64_t extent = byRows ? m : n;
-  int64_t blocks =
-      m * n * k < kMinBlockedWork
-          ? 1
-          : std::clamp<int64_t>(extent / kMinBlockExtent, 1, kMaxBlocks);
-  int64_t size = (extent + blocks - 1) / blocks;
-  getThreadPool().parallelFor(blocks, [&](int64_t block) {
-    int64_t first = block * size, count = std::min(size, extent - first);
-    if (count <= 0)
-      return;
+  forEachMatmulBlock(m, n, k, [&](int64_t first, int64_t count, bool byRows) {
     if (byRows)
       matmulF64(a + first * aRowStride, aRowStride, aColStride, b, bRowStride,
                 bColStride, c + first * cRowStride, cRowStride, cColStride,
