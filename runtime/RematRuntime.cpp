@@ -380,12 +380,13 @@ void matmulMemRefs(StridedMemRefType<typename Format::Element, 2> *a,
                         c->sizes[0], c->sizes[1], a->sizes[1]);
 }
 
-template <typename Format>
-void matmulMemRefs(StridedMemRefType<typename Format::Element, 3> *a,
-                   StridedMemRefType<typename Format::Element, 3> *b,
-                   StridedMemRefType<float, 3> *c) {
-  MatmulFn<Format> gemm =
-      c->sizes[0] < kMinUnits ? matmulBlocked<Format> : matmul<Format>;
+/// C += A * B for every batch of rank-3 A, B and C, the batches over the
+/// pool; with fewer batches than kMinUnits each cuts its matmul into
+/// blocks (`blocked`), else each is one call of `plain`.
+template <typename T, typename U, typename Gemm>
+void batchMatmulMemRefs(StridedMemRefType<T, 3> *a, StridedMemRefType<T, 3> *b,
+                        StridedMemRefType<U, 3> *c, Gemm blocked, Gemm plain) {
+  Gemm gemm = c->sizes[0] < kMinUnits ? blocked : plain;
   getThreadPool().parallelFor(c->sizes[0], [&](int64_t batch) {
     gemm(a->data + a->offset + batch * a->strides[0], a->strides[1],
          a->strides[2], b->data + b->offset + batch * b->strides[0],
@@ -393,6 +394,14 @@ void matmulMemRefs(StridedMemRefType<typename Format::Element, 3> *a,
          c->data + c->offset + batch * c->strides[0], c->strides[1],
          c->strides[2], c->sizes[1], c->sizes[2], a->sizes[2]);
   });
+}
+
+template <typename Format>
+void matmulMemRefs(StridedMemRefType<typename Format::Element, 3> *a,
+                   StridedMemRefType<typename Format::Element, 3> *b,
+                   StridedMemRefType<float, 3> *c) {
+  batchMatmulMemRefs<typename Format::Element, float, MatmulFn<Format>>(
+      a, b, c, matmulBlocked<Format>, matmul<Format>);
 }
 
 } // namespace
@@ -480,14 +489,7 @@ extern "C" void
 _mlir_ciface_remat_batch_matmul_f64(StridedMemRefType<double, 3> *a,
                                     StridedMemRefType<double, 3> *b,
                                     StridedMemRefType<double, 3> *c) {
-  auto gemm = c->sizes[0] < kMinUnits ? matmulF64Blocked : matmulF64;
-  getThreadPool().parallelFor(c->sizes[0], [&](int64_t batch) {
-    gemm(a->data + a->offset + batch * a->strides[0], a->strides[1],
-         a->strides[2], b->data + b->offset + batch * b->strides[0],
-         b->strides[1], b->strides[2],
-         c->data + c->offset + batch * c->strides[0], c->strides[1],
-         c->strides[2], c->sizes[1], c->sizes[2], a->sizes[2]);
-  });
+  batchMatmulMemRefs(a, b, c, &matmulF64Blocked, &matmulF64);
 }
 
 namespace {
