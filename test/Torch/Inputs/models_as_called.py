@@ -210,14 +210,19 @@ def googlenet(dropout=0.1):
 
 class Segmentation(nn.Module):
     """A segmentation model's training loss: the per-pixel cross-entropy of
-    its "out" map against int64 labels."""
+    its "out" map against int64 labels, plus 0.5 of its auxiliary head's
+    where it has one (torchvision's reference script)."""
 
     def __init__(self, net):
         super().__init__()
         self.net = net
 
     def forward(self, x, labels):
-        return nn.functional.cross_entropy(self.net(x)["out"], labels)
+        out = self.net(x)
+        loss = nn.functional.cross_entropy(out["out"], labels)
+        if "aux" in out:
+            loss = loss + 0.5 * nn.functional.cross_entropy(out["aux"], labels)
+        return loss
 
 
 def deeplabv3(dropout=0.1):

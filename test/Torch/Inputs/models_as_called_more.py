@@ -19,7 +19,8 @@ import torch.nn.functional as F
 from remat_torch import zoo
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from models_as_called import AudioClassifier, CausalLM, MaskedAutoencoder, Seq2SeqLM, _causal_lm
+from models_as_called import (AudioClassifier, CausalLM, MaskedAutoencoder, Segmentation,
+                              Seq2SeqLM, _causal_lm)
 
 
 # -- Causal LMs, labels, no attention mask --------------------------------------
@@ -325,22 +326,6 @@ def inception_v3(dropout=0.1):
     return InceptionLoss(net), zoo._images(2, 75, 10)
 
 
-class SegLoss(nn.Module):
-    """A segmentation model's per-pixel cross-entropy (and 0.5 of its
-    auxiliary head's)."""
-
-    def __init__(self, net):
-        super().__init__()
-        self.net = net
-
-    def forward(self, x, target):
-        out = self.net(x)
-        loss = F.cross_entropy(out["out"], target)
-        if "aux" in out:
-            loss = loss + 0.5 * F.cross_entropy(out["aux"], target)
-        return loss
-
-
 def _seg(make, dropout, size=64, **kw):
     torch.manual_seed(0)
     net = make(weights=None, weights_backbone=None, num_classes=4, **kw)
@@ -348,7 +333,7 @@ def _seg(make, dropout, size=64, **kw):
         if isinstance(m, nn.Dropout):
             m.p = dropout
     net.train()
-    return SegLoss(net), (torch.randn(2, 3, size, size), torch.randint(0, 4, (2, size, size)))
+    return Segmentation(net), (torch.randn(2, 3, size, size), torch.randint(0, 4, (2, size, size)))
 
 
 def fcn(dropout=0.1):
