@@ -597,6 +597,14 @@ Marking planSqrt(const MarkingProblem &problem) {
                         static_cast<unsigned>(std::ceil(std::sqrt(layers))));
 }
 
+SmallVector<bool> findDenseOps(const MarkingProblem &problem) {
+  SmallVector<bool> dense(problem.size(), false);
+  for (size_t i = 0; i < problem.size(); ++i)
+    dense[i] = problem.getBytes(i) > 0 &&
+               problem.getFlops(i) >= kDenseFlopsPerByte * problem.getBytes(i);
+  return dense;
+}
+
 Marking planHeavySaved(const MarkingProblem &problem) {
   Marking marking(problem.size(), SegmentPath{0});
   for (auto [index, heavy] : llvm::enumerate(findHeavyOps(problem)))
@@ -744,25 +752,78 @@ static void addEnumeratedPlans(CandidatePool &pool,
   pool.tryAddAll(std::move(markings));
 }
 
+/// `marking` with the ops flagged in `saved` taken out of their segments.
+static Marking withSaved(Marking marking, ArrayRef<bool> saved) {
+  for (auto [path, isSaved] : llvm::zip_equal(marking, saved))
+    if (isSaved)
+      path.clear();
+  return marking;
+}
+
+/// Adds the selective plans of `layers`, a segmentation at about one segment
+/// a layer: `layers` with the dense ops (findDenseOps) saved, as PyTorch's
+/// SAC and JAX's dots_saveable policies keep the matmuls of each checkpoint,
+/// and the plans between the two: the first k of its top-level segments in
+/// program order selective and the others whole, and the last k, for every
+/// k. They span the bytes from the per-layer plan's up to the peak of saving
+/// every matmul, at a recomputation that shrinks a layer at a time, where
+/// the chain and sequential plans (whole segments recomputed, or only the
+/// heaviest ops saved) leave a gap.
+static void addSelectivePlans(CandidatePool &pool, const Marking &layers) {
+  SmallVector<bool> dense = findDenseOps(pool.getProblem());
+  SmallVector<int64_t> segments;
+  for (const SegmentPath &path : layers)
+    if (!path.empty() && !llvm::is_contained(segments, path.front()))
+      segments.push_back(path.front());
+  if (segments.empty() ||
+      llvm::none_of(dense, [](bool isDense) { return isDense; }))
+    return;
+  SmallVector<Marking> markings = {withSaved(layers, dense)};
+  for (size_t k = 1; k < segments.size(); ++k) {
+    ArrayRef<int64_t> first = ArrayRef(segments).take_front(k);
+    ArrayRef<int64_t> last = ArrayRef(segments).take_back(k);
+    Marking fromFirst = layers, fromLast = layers;
+    for (auto [index, path] : llvm::enumerate(layers)) {
+      if (path.empty() || !dense[index])
+        continue;
+      if (llvm::is_contained(first, path.front()))
+        fromFirst[index].clear();
+      if (llvm::is_contained(last, path.front()))
+        fromLast[index].clear();
+    }
+    markings.push_back(std::move(fromFirst));
+    markings.push_back(std::move(fromLast));
+  }
+  pool.tryAddAll(std::move(markings));
+}
+
 /// Adds the heuristic markings that do not depend on a budget: the other
-/// policies' plans (so that budget is never above them), sequential for
-/// every segment count up to 64 with and without the heavy ops saved, and
-/// prefixes of the ops by bytes freed per FLOP recomputed.
+/// policies' plans (so that budget is never above them), the selective plans
+/// of the model's own segments (else of a segment a layer), sequential for
+/// every segment count up to 64 as is, with the heavy ops saved and with the
+/// dense ops saved, and prefixes of the ops by bytes freed per FLOP
+/// recomputed.
 static void addHeuristicPlans(CandidatePool &pool) {
   const MarkingProblem &problem = pool.getProblem();
   size_t n = problem.size();
+  pool.tryAddAll(getPolicyMarkings(problem));
+  // Selective plans of the model's own segments, else of sequential at a
+  // segment a layer.
+  ArrayRef<SegmentPath> annotated = problem.getAnnotatedMarking();
+  addSelectivePlans(
+      pool, llvm::any_of(annotated,
+                         [](const SegmentPath &path) { return !path.empty(); })
+                ? Marking(annotated.begin(), annotated.end())
+                : planSequential(problem, countLayers(problem)));
   SmallVector<bool> heavy = findHeavyOps(problem);
-  auto withHeavySaved = [&](Marking marking) {
-    for (size_t i = 0; i < n; ++i)
-      if (heavy[i])
-        marking[i].clear();
-    return marking;
-  };
-  SmallVector<Marking> markings = getPolicyMarkings(problem);
+  SmallVector<bool> dense = findDenseOps(problem);
+  SmallVector<Marking> markings;
   for (unsigned segments = 2;
        segments <= std::min<size_t>(kMaxSequentialSegments, n); ++segments) {
-    markings.push_back(planSequential(problem, segments));
-    markings.push_back(withHeavySaved(planSequential(problem, segments)));
+    Marking sequential = planSequential(problem, segments);
+    markings.push_back(sequential);
+    markings.push_back(withSaved(sequential, heavy));
+    markings.push_back(withSaved(sequential, dense));
   }
   SmallVector<size_t, 0> order(n);
   std::iota(order.begin(), order.end(), 0);

@@ -21,6 +21,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -28,6 +29,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "llvm/Support/FormatVariadic.h"
 #include "gtest/gtest.h"
 
 #include "TestTrials.h"
@@ -218,7 +220,8 @@ protected:
   PlannerTest() {
     DialectRegistry registry;
     registry.insert<RematDialect, arith::ArithDialect, func::FuncDialect,
-                    math::MathDialect, tensor::TensorDialect>();
+                    linalg::LinalgDialect, math::MathDialect,
+                    tensor::TensorDialect>();
     registerCostModelExternalModels(registry);
     context.appendDialectRegistry(registry);
     context.loadAllAvailableDialects();
@@ -750,4 +753,82 @@ TEST_F(PlannerTest, ModelsOwnCheckpointsAreAPolicyMarking) {
       llvm::all_of(plainProblem->getAnnotatedMarking(),
                    [](const SegmentPath &path) { return path.empty(); }));
   EXPECT_EQ(getPolicyMarkings(*plainProblem).size(), policies.size() - 1);
+}
+
+TEST_F(PlannerTest, SelectivePlansOfTheModelsSegmentsAreCandidates) {
+  // Three layers, each its own segment as a model's per-layer checkpoints
+  // are: a matmul (dense: 2 * 64 FLOPs an element, 32 a byte), a tanh and
+  // an add (elementwise). The backward reads every tanh and layer output.
+  std::string source = R"mlir(
+    func.func @step(%x: tensor<16x64xf32>, %w: tensor<64x64xf32>)
+        -> tensor<16x64xf32> {
+      %f0 = arith.constant 0.0 : f32
+      %e = tensor.empty() : tensor<16x64xf32>
+      %z = linalg.fill ins(%f0 : f32) outs(%e : tensor<16x64xf32>)
+          -> tensor<16x64xf32>
+  )mlir";
+  std::string backward;
+  std::string last = "%x";
+  for (int layer = 0; layer < 3; ++layer) {
+    source += llvm::formatv(R"mlir(
+      %h{0} = linalg.matmul {{remat.segment = {0} : i64}
+          ins({1}, %w : tensor<16x64xf32>, tensor<64x64xf32>)
+          outs(%z : tensor<16x64xf32>) -> tensor<16x64xf32>
+      %t{0} = math.tanh %h{0} {{remat.segment = {0} : i64} : tensor<16x64xf32>
+      %y{0} = arith.addf %t{0}, {1} {{remat.segment = {0} : i64}
+          : tensor<16x64xf32>
+    )mlir",
+                            layer, last)
+                  .str();
+    backward += llvm::formatv(R"mlir(
+        %b{0} = arith.mulf %t{0}, %y{0} : tensor<16x64xf32>
+    )mlir",
+                              layer)
+                    .str();
+    last = llvm::formatv("%y{0}", layer).str();
+  }
+  source += R"mlir(
+      %g = remat.backward {
+  )mlir" + backward +
+            R"mlir(
+        %s = arith.addf %b0, %b1 : tensor<16x64xf32>
+        %r = arith.addf %s, %b2 : tensor<16x64xf32>
+        remat.yield %r : tensor<16x64xf32>
+      } : tensor<16x64xf32>
+      return %g : tensor<16x64xf32>
+    }
+  )mlir";
+  OwningOpRef<ModuleOp> module;
+  FailureOr<MarkingProblem> problem = parseProblem(source, module);
+  ASSERT_TRUE(succeeded(problem)) << source;
+  // The fill, then the layers' ops.
+  ASSERT_EQ(problem->size(), 10u);
+  SmallVector<bool> dense = findDenseOps(*problem);
+  EXPECT_EQ(dense, SmallVector<bool>({false, true, false, false, true, false,
+                                      false, true, false, false}));
+
+  // The pool (no enumeration) holds the per-layer plan with every matmul
+  // saved, and the plans with the first or the last k layers selective.
+  BudgetOptions options;
+  options.exactLimit = 0;
+  BudgetPlanner planner(*problem, options);
+  auto layer = [](int64_t segment, bool selective) {
+    return Marking{selective ? SegmentPath{} : SegmentPath{segment},
+                   SegmentPath{segment}, SegmentPath{segment}};
+  };
+  auto plan = [&](bool first, bool second, bool third) {
+    Marking marking = {SegmentPath{}};
+    bool selective[] = {first, second, third};
+    for (int64_t segment = 0; segment < 3; ++segment)
+      llvm::append_range(marking, layer(segment, selective[segment]));
+    return marking;
+  };
+  SmallVector<Marking> candidates;
+  for (const MeasuredMarking &point : planner.getCandidates())
+    candidates.push_back(point.marking);
+  for (const Marking &expected :
+       {plan(true, true, true), plan(true, false, false),
+        plan(true, true, false), plan(false, false, true),
+        plan(false, true, true)})
+    EXPECT_TRUE(llvm::is_contained(candidates, expected));
 }

@@ -197,6 +197,16 @@ unsigned countLayers(const MarkingProblem &problem);
 /// Chen et al. 2016: sequential with N = ceil(sqrt(L)) segments.
 Marking planSqrt(const MarkingProblem &problem);
 
+/// The FLOPs per byte of its results from which a decision op is dense:
+/// matmuls and convolutions over more than a few channels (a matmul's K / 2
+/// in f32), far above elementwise ops and normalizations (a few FLOPs an
+/// element).
+constexpr int64_t kDenseFlopsPerByte = 8;
+
+/// The dense decision ops: at least kDenseFlopsPerByte FLOPs per byte of
+/// their results, the ops whose results selective plans save.
+llvm::SmallVector<bool> findDenseOps(const MarkingProblem &problem);
+
 /// Everything but the heavy ops (FLOPs at least a tenth of the largest op's)
 /// recomputed, as JAX's dots_saveable: the cheap recomputation PyTorch's
 /// default partition also does (its memory budget 1), and the top of
@@ -315,8 +325,10 @@ bool hasIlpSolver();
 /// plan of contiguous segments as well, and answers each budget with the
 /// cheapest that fits: exact over those markings. Beyond, it measures a pool of
 /// heuristic markings that does not depend on the budget (the other policies'
-/// plans, sequential for every N up to 64 with and without heavy ops saved,
-/// prefixes by bytes per FLOP, greedy refinements of the Pareto front), at
+/// plans, selective plans of the model's segments (the dense ops saved in
+/// some or all of them), sequential for every N up to 64 as is and with the
+/// heavy or the dense ops saved, prefixes by bytes per FLOP, greedy
+/// refinements of the Pareto front), at
 /// most BudgetOptions::getPoolLimit of them, in that order after the unmarked
 /// step and the chain program's plans, so its answer is never above sqrt's
 /// or everything recomputed. Up to BudgetOptions::ilpLimit ops,
