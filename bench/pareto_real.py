@@ -30,7 +30,8 @@ recompute GFLOP: -remat-report's; ms: remat-run's median of --repeat):
   gradients in chunks of rows), remat chunked checkpoint and remat chunked
   budget B (chunked before -remat-mark, so the budget measures the chunked
   step), and, for each PyTorch point, remat budget at that point's peak
-  (-remat-mark budget-bytes).
+  (-remat-mark budget-bytes) and remat chunked budget at it (the chunked
+  step's plan within that peak).
 
 The front: a PyTorch point is covered when some remat point has a peak at or
 below its peak and a time at or below its time; the bench prints, for each
@@ -198,8 +199,8 @@ def remat_points(name, torch_rows):
         rows.append((f"remat budget {b:g}", step, inputs,
                      [f"-remat-mark=policy=budget budget-between={b:g}",
                       "-remat-checkpoint"], f"between-{b:g}"))
-    if args.chunk_rows:
-        chunk = [f"-remat-chunk-rows=chunk-rows={args.chunk_rows}"]
+    chunk = [f"-remat-chunk-rows=chunk-rows={args.chunk_rows}"] if args.chunk_rows else None
+    if chunk:
         rows.append(("remat chunked", step, inputs, chunk, "chunked"))
         rows.append(("remat chunked checkpoint", step, inputs,
                      ["-remat-checkpoint"] + chunk, "chunked-ckpt"))
@@ -208,9 +209,12 @@ def remat_points(name, torch_rows):
                          chunk + [f"-remat-mark=policy=budget budget-between={b:g}",
                                   "-remat-checkpoint"], f"chunked-between-{b:g}"))
     for label, peak, _, _ in torch_rows:
-        rows.append((f"remat budget at {label[len('torch '):]}", step, inputs,
-                     [f"-remat-mark=policy=budget budget-bytes={peak}",
-                      "-remat-checkpoint"], f"bytes-{peak}"))
+        at = label[len('torch '):]
+        budget = [f"-remat-mark=policy=budget budget-bytes={peak}", "-remat-checkpoint"]
+        rows.append((f"remat budget at {at}", step, inputs, budget, f"bytes-{peak}"))
+        if chunk:
+            rows.append((f"remat chunked budget at {at}", step, inputs, chunk + budget,
+                         f"chunked-bytes-{peak}"))
     points = []
     for label, s, i, passes, tag in rows:
         point, error = remat_point(s, i, passes, tag)
