@@ -18,6 +18,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 
 #define DEBUG_TYPE "remat-mark"
 
@@ -249,6 +250,70 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
                    /*onMemoryPlans=*/true, points);
   }
 
+  /// Measures on their memory plans up to `count` of the model's candidates
+  /// not in `points` that could answer `budget` more cheaply than `best`
+  /// (all without a `best`), fewest recompute FLOPs first: those whose
+  /// planned peak, predicted as their model peak times the planned-to-model
+  /// ratio of the measured marking nearest in model peak, is within the
+  /// budget. The first plans sample the model's whole front, before the
+  /// budget is known (budget-between is a point between their peaks); the
+  /// answer to one budget is often a marking between two of them, a layer
+  /// more or less recomputed.
+  LogicalResult measureNearBudget(func::FuncOp function,
+                                  const MarkingProblem &problem,
+                                  const BudgetPlanner &planner, int64_t budget,
+                                  const MeasuredMarking *best, unsigned count,
+                                  SmallVectorImpl<MeasuredMarking> &points) {
+    if (count == 0)
+      return success();
+    std::map<Marking, int64_t> modelPeaks;
+    for (const MeasuredMarking &point : planner.getCandidates())
+      modelPeaks.try_emplace(point.marking, point.cost.peakBytes);
+    // The measured markings' (model peak, planned peak), by model peak.
+    SmallVector<std::pair<int64_t, int64_t>> calibration;
+    std::set<Marking> seen;
+    for (const MeasuredMarking &point : points) {
+      seen.insert(point.marking);
+      auto it = modelPeaks.find(point.marking);
+      if (it != modelPeaks.end() && it->second > 0)
+        calibration.push_back({it->second, point.cost.peakBytes});
+    }
+    if (calibration.empty())
+      return success();
+    llvm::sort(calibration);
+    auto predictPeak = [&](int64_t modelPeak) {
+      auto *next = llvm::lower_bound(
+          calibration,
+          std::make_pair(modelPeak, std::numeric_limits<int64_t>::min()));
+      auto *nearest = next;
+      if (next == calibration.end() ||
+          (next != calibration.begin() &&
+           modelPeak - std::prev(next)->first < next->first - modelPeak))
+        nearest = std::prev(next);
+      return static_cast<double>(modelPeak) * nearest->second / nearest->first;
+    };
+    int64_t bound =
+        best ? best->cost.recomputeFlops : std::numeric_limits<int64_t>::max();
+    SmallVector<const MeasuredMarking *> cheaper;
+    for (const MeasuredMarking &point : planner.getCandidates())
+      if (point.cost.recomputeFlops < bound && !seen.count(point.marking) &&
+          predictPeak(point.cost.peakBytes) <= static_cast<double>(budget))
+        cheaper.push_back(&point);
+    // Ties in the order the planner found them.
+    llvm::sort(cheaper, [](const MeasuredMarking *a, const MeasuredMarking *b) {
+      return std::make_tuple(a->cost.recomputeFlops, a->cost.peakBytes, a) <
+             std::make_tuple(b->cost.recomputeFlops, b->cost.peakBytes, b);
+    });
+    SmallVector<Marking> markings;
+    for (const MeasuredMarking *point : cheaper) {
+      if (markings.size() == count)
+        break;
+      markings.push_back(point->marking);
+    }
+    return measure(function, problem, std::move(markings),
+                   /*onMemoryPlans=*/true, points);
+  }
+
   /// The budget the options ask for, in the bytes of `points` (whose first
   /// is the unmarked step): budget-bytes, a fraction of the unmarked peak,
   /// or a point between `lowest`, the lowest peak of `points`, and the top
@@ -289,6 +354,13 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     unsigned memoryPlanLimit =
         std::min<size_t>(planCandidates, static_cast<size_t>(planWork) / ops);
     bool onMemoryPlans = memoryPlanLimit >= 2;
+    // When the model's candidates do not all fit, a quarter more plans go to
+    // the markings near the budget (measureNearBudget), after the others:
+    // the answer is never above the one without them.
+    unsigned nearBudget =
+        onMemoryPlans && planner.getNumEvaluations() > memoryPlanLimit
+            ? memoryPlanLimit / 4
+            : 0;
     SmallVector<MeasuredMarking> points;
     if (failed(
             measurePoints(function, problem, planner, memoryPlanLimit, points)))
@@ -309,6 +381,10 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     int64_t budget = computeBudget(points, cheap, lowest);
     const MeasuredMarking *best = findCheapestWithin(points, budget);
     if (onMemoryPlans) {
+      if (failed(measureNearBudget(function, problem, planner, budget, best,
+                                   nearBudget, points)))
+        return failure();
+      best = findCheapestWithin(points, budget);
       if (failed(measureSequential(function, problem, planner, best,
                                    memoryPlanLimit, ops, points)))
         return failure();

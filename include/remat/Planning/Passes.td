@@ -197,7 +197,11 @@ def RematMarkPass : Pass<"remat-mark", "mlir::ModuleOp"> {
       their plans, each a bufferization of the whole step (the unmarked
       step, the model's Pareto front evenly spread, the plans of the
       policies everything, everything but the heavy ops (dots_saveable) and
-      sqrt, then, up to that limit, the markings of lowest model peak) and
+      sqrt, then, up to that limit, the markings of lowest model peak; when
+      the model's candidates do not all fit, a quarter more for the
+      candidates nearest the budget: fewer recompute FLOPs than the cheapest
+      that fits, and a peak within the budget as the model predicts it,
+      scaled by the measured plans' ratio at the nearest model peak) and
       the cheapest that fits is chosen; then, within the plan-work left, the
       sequential markings of 2 to 64 segments that recompute fewer FLOPs on
       the model than that choice (all of them when nothing fits) are
@@ -208,7 +212,9 @@ def RematMarkPass : Pass<"remat-mark", "mlir::ModuleOp"> {
       most max(8, 1.5e6 / ops) and never more than 1500 evaluated markings
       (remat::BudgetOptions::getPoolLimit): the chain program's plans, the
       other policies' plans and the step's own marks (the model's
-      checkpoints, as exported), prefixes by bytes per FLOP and greedy
+      checkpoints, as exported), selective plans of those segments (the
+      dense ops, matmuls and convolutions, saved in all or some of them),
+      prefixes by bytes per FLOP and greedy
       refinements, so never above sqrt, everything recomputed or the
       model's own checkpoints.
       Up to 64 decision ops, when remat is built with GLPK, an ILP over a
