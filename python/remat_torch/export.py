@@ -157,16 +157,22 @@ def trace_joint(model, inputs):
     if "joint" not in captured:
         raise ExportError("AOTAutograd built no joint graph: does the loss depend on a "
                           "parameter that requires grad?")
-    # Dynamo's graph inputs are the step's arguments it uses, in some order:
-    # name them by identity with the tensors passed.
+    # Dynamo's graph inputs are the step's arguments it uses, in some order,
+    # and the tensors the model holds as plain attributes (neither
+    # parameters nor buffers: VideoMAE's sinusoidal position table), which
+    # Dynamo lifts to inputs too: name them by identity with the tensors
+    # passed, or with the module attribute.
+    held = [(f"{m}.{a}" if m else a, v) for m, module in model.named_modules()
+            for a, v in vars(module).items()
+            if isinstance(v, torch.Tensor) and not isinstance(v, torch.nn.Parameter)]
     names = []
     for t in captured["inputs"]:
-        match = [n for n, v in named if v is t] or \
+        match = [n for n, v in named + held if v is t] or \
                 [n for n, v in named if v.data_ptr() == t.data_ptr() and v.shape == t.shape]
         if not match:
             raise ExportError("cannot match a graph input to a parameter, buffer or input")
         names.append(match[0])
-    tensors = [dict(named)[n] for n in names]
+    tensors = [dict(named + held)[n] for n in names]
     del loss
     return (captured["joint"], captured["num_fwd_outputs"], names, tensors, set(params),
             captured["num_user_outputs"])
