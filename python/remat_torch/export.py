@@ -69,6 +69,17 @@ def trace_error(err):
                   f"in eager to see whether it raises there too; code that checks "
                   f"torch.compiler.is_compiling() may take another path under "
                   f"torch.compile)")
+    # Shapes or trip counts that depend on tensor values (a loop over
+    # nonzero's result, as transformers' eager mixtures of experts loop over
+    # the experts their router picked): PyTorch's own failure under
+    # torch.compile, which suggests torch._check; no annotation makes one
+    # static graph of it.
+    dependent = re.search(r"[^.]*data-dependent[^.]*", text)
+    if dependent:
+        first = (f"{dependent.group(0).strip()} (the model's shapes or control flow depend on tensor values, "
+                 f"as a mixture of experts' loop over the experts its router picked; "
+                 f"PyTorch cannot trace it into one graph of static shapes, which "
+                 f"remat compiles)")
     return (f"torch.compile could not trace the training step{where}: "
             f"{type(err).__name__}: {first}. The exporter needs one graph "
             f"(fullgraph=True): take what breaks it out of the forward (Python side "
