@@ -157,10 +157,10 @@ def export(model, inputs, out_dir, seed=1234, reference=False, description="",
         model, inputs = to_float64(model, inputs)
         reference64 = False
     model.train()
-    joint, nfwd, names, tensors, param_names, nuser = trace_joint(model, inputs)
+    joint, nfwd, names, tensors, param_names, user_outputs = trace_joint(model, inputs)
     text, arg_names, out_names, segments, kept = to_mlir(
         joint, nfwd, names, param_names, description=description,
-        num_user_outputs=nuser)
+        user_outputs=user_outputs)
     tensors = [tensors[i] for i in kept]
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "step.mlir"), "w") as f:

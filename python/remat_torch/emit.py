@@ -814,6 +814,18 @@ def _hardtanh_backward(e, grad, x, lo, hi):
     return e.select(outside, 0.0, grad)
 
 
+def _log1p(e, x):
+    """log(1 + x) to the float's precision at small x (Goldberg's
+    log(u) * x / (u - 1), u = 1 + x rounded; x where u rounds to 1, u
+    where it is infinite): MLIR lowers math.log1p to log(1 + x), whose
+    rounding of 1 + x loses x below the unit roundoff (softplus of a
+    large negative input)."""
+    x = e.convert(x, "f32") if not is_float(x.dtype) else x
+    u = e.binary("addf", x, 1.0)
+    r = e.binary("divf", e.binary("mulf", e.unary("math.log", u), x), e.binary("subf", u, 1.0))
+    return e.select(e.cmp("oeq", u, 1.0), x, e.select(e.cmp("oeq", u, math.inf), u, r))
+
+
 def _sigmoid(e, x):
     return e.binary("divf", 1.0, e.binary("addf", e.unary("math.exp", e.unary(
         "arith.negf", x)), 1.0))
@@ -2645,6 +2657,7 @@ def ops():
         aten._scaled_dot_product_flash_attention_for_cpu_backward.default:
             _flash_attention_cpu_backward,
         aten.log.default: lambda e, a: e.unary("math.log", a),
+        aten.log1p.default: _log1p,
         # pooling
         aten.max_pool2d_with_indices.default: in_float32(_max_pool2d_with_indices),
         aten.max_pool2d_with_indices_backward.default: in_float32(_max_pool2d_with_indices_backward),

@@ -69,6 +69,17 @@ def trace_error(err):
                   f"in eager to see whether it raises there too; code that checks "
                   f"torch.compiler.is_compiling() may take another path under "
                   f"torch.compile)")
+    # Shapes or trip counts that depend on tensor values (a loop over
+    # nonzero's result, as transformers' eager mixtures of experts loop over
+    # the experts their router picked): PyTorch's own failure under
+    # torch.compile, which suggests torch._check; no annotation makes one
+    # static graph of it.
+    dependent = re.search(r"[^.]*data-dependent[^.]*", text)
+    if dependent:
+        first = (f"{dependent.group(0).strip()} (the model's shapes or control flow depend on tensor values, "
+                 f"as a mixture of experts' loop over the experts its router picked; "
+                 f"PyTorch cannot trace it into one graph of static shapes, which "
+                 f"remat compiles)")
     return (f"torch.compile could not trace the training step{where}: "
             f"{type(err).__name__}: {first}. The exporter needs one graph "
             f"(fullgraph=True): take what breaks it out of the forward (Python side "
@@ -99,9 +110,13 @@ def install_output_capturing_hooks(model):
 def trace_joint(model, inputs):
     """Returns (joint GraphModule, num_fwd_outputs, names of the joint
     graph's primal inputs in order, the flat tensors in that order, the
-    parameter names, the number of the model's own outputs). The joint
-    graph's forward outputs are the updated values of mutated inputs (batch
-    norm's running statistics, ...), then the model's outputs."""
+    parameter names, the positions of the model's own outputs among the
+    joint graph's forward outputs). The joint graph's forward outputs are
+    the updated values of mutated inputs (batch norm's running statistics,
+    ...), then Dynamo's graph's: the model's outputs and the tensors the
+    model stores on itself while traced (Wav2Vec2-Conformer's cached rotary
+    embedding), which Dynamo returns to store them after the graph runs.
+    The model's are those that require grad (its loss)."""
     import torch
     from torch._decomp import core_aten_decompositions
     from torch._dynamo.backends.common import aot_autograd
@@ -142,8 +157,10 @@ def trace_joint(model, inputs):
     def backend(gm, example_inputs):
         captured["inputs"] = list(example_inputs)
         out = next(n for n in gm.graph.nodes if n.op == "output")
-        captured["num_user_outputs"] = (len(out.args[0])
-                                        if isinstance(out.args[0], (list, tuple)) else 1)
+        results = out.args[0] if isinstance(out.args[0], (list, tuple)) else [out.args[0]]
+        captured["results"] = [isinstance(r, torch.fx.Node) and
+                               getattr(r.meta.get("example_value"), "requires_grad", False)
+                               for r in results]
         return aot(gm, example_inputs)
 
     torch._dynamo.reset()
@@ -157,19 +174,27 @@ def trace_joint(model, inputs):
     if "joint" not in captured:
         raise ExportError("AOTAutograd built no joint graph: does the loss depend on a "
                           "parameter that requires grad?")
-    # Dynamo's graph inputs are the step's arguments it uses, in some order:
-    # name them by identity with the tensors passed.
+    # Dynamo's graph inputs are the step's arguments it uses, in some order,
+    # and the tensors the model holds as plain attributes (neither
+    # parameters nor buffers: VideoMAE's sinusoidal position table), which
+    # Dynamo lifts to inputs too: name them by identity with the tensors
+    # passed, or with the module attribute.
+    held = [(f"{m}.{a}" if m else a, v) for m, module in model.named_modules()
+            for a, v in vars(module).items()
+            if isinstance(v, torch.Tensor) and not isinstance(v, torch.nn.Parameter)]
     names = []
     for t in captured["inputs"]:
-        match = [n for n, v in named if v is t] or \
+        match = [n for n, v in named + held if v is t] or \
                 [n for n, v in named if v.data_ptr() == t.data_ptr() and v.shape == t.shape]
         if not match:
             raise ExportError("cannot match a graph input to a parameter, buffer or input")
         names.append(match[0])
-    tensors = [dict(named)[n] for n in names]
+    tensors = [dict(named + held)[n] for n in names]
     del loss
+    first = captured["num_fwd_outputs"] - len(captured["results"])
+    user_outputs = [first + i for i, grad in enumerate(captured["results"]) if grad]
     return (captured["joint"], captured["num_fwd_outputs"], names, tensors, set(params),
-            captured["num_user_outputs"])
+            user_outputs)
 
 
 def VIEW_OPS(torch):
@@ -483,15 +508,16 @@ def _emit_scan(e, state, map_node, combine, init, xs, additional, **kw):
 
 
 def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
-            description="", num_user_outputs=None):
+            description="", user_outputs=None):
     """Maps the joint graph to the MLIR text of one training step. Returns
     (text, argument names, output names, segments, the indices in `names`
     of the primal inputs that are arguments).
 
-    The step's results are the model's outputs (the last `num_user_outputs`
-    forward outputs; the ones before are updated values of mutated inputs,
-    such as batch norm's running statistics, which the step does not return)
-    and the parameters' gradients. Only the nodes they depend on are mapped,
+    The step's results are the model's outputs (the forward outputs at
+    `user_outputs`, all by default; the others are updated values of mutated
+    inputs, such as batch norm's running statistics, and tensors the model
+    stores on itself, which the step does not return) and the parameters'
+    gradients. Only the nodes they depend on are mapped,
     and only the inputs they read are arguments."""
     import torch
     from torch.utils.checkpoint import CheckpointPolicy
@@ -502,9 +528,9 @@ def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
     env = {}
     args = []          # (Value, attr)
     outs = list(next(n for n in joint.graph.nodes if n.op == "output").args[0])
-    if num_user_outputs is None:
-        num_user_outputs = num_fwd_outputs
-    user_outs = outs[num_fwd_outputs - num_user_outputs:num_fwd_outputs]
+    if user_outputs is None:
+        user_outputs = range(num_fwd_outputs)
+    user_outs = [outs[i] for i in user_outputs]
     grad_outs = [(p, g) for p, g in zip(names, outs[num_fwd_outputs:])
                  if g is not None and p in param_names]
     live = _live_nodes(user_outs + [g for _, g in grad_outs])
