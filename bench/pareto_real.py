@@ -8,8 +8,8 @@ at), on this machine's CPU, at --threads threads on both sides, dropout
 random ops in the backward, are valid steps):
 
 PyTorch's points (peak: the CPU allocator's, from torch.profiler's memory
-events, as bench/peers measures it; ms: median of --repeat steps after a
-warm-up):
+events, as bench/peers measures it; ms: the fastest of --repeat steps
+after a warm-up, as for remat's points below):
   torch eager         no checkpointing
   torch checkpoint    the model's own torch.utils.checkpoint (GPT-2: per
                       layer, transformers' own; ResNet-50: its four stages)
@@ -22,7 +22,10 @@ warm-up):
 remat's points (the step exported by remat-torch-export, -remat-thread-rng,
 then the row's passes, -remat-verify, -cse, -canonicalize; peak: remat-run
 --stats' counting allocator, checked against -remat-report's static peak;
-recompute GFLOP: -remat-report's; ms: remat-run's median of --repeat):
+recompute GFLOP: -remat-report's; ms: remat-run's fastest of --repeat,
+min_wall_ms: on a shared machine identical steps vary by up to 15% from
+one run to the next, and the fastest is the one its other work disturbed
+least, on both sides alike):
   remat none, remat checkpoint (the model's checkpoints), remat SAC dots
   (the SAC model's export: its policy's saved ops), remat sqrt, remat budget
   B for B in --budgets (-remat-mark budget-between), remat chunked (the
@@ -45,7 +48,6 @@ import argparse
 import gc
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -75,7 +77,7 @@ parser.add_argument("--real", nargs="?", default="gpt2_small,resnet50",
 parser.add_argument("--small", action="store_true",
                     help="the models at bench/peers' sizes (zoo.BENCH_SIZES)")
 parser.add_argument("--threads", type=int, default=os.cpu_count())
-parser.add_argument("--repeat", type=int, default=2)
+parser.add_argument("--repeat", type=int, default=3)
 parser.add_argument("--dropout", type=float, default=0.0)
 parser.add_argument("--budgets", default="0,0.5")
 parser.add_argument("--torch-budgets", default="0.5")
@@ -102,7 +104,7 @@ def model_kwargs(name):
 
 
 def torch_point(model, inputs, fn, reference):
-    """(peak bytes, median ms, largest gradient error relative to each
+    """(peak bytes, fastest ms, largest gradient error relative to each
     parameter's largest reference entry)."""
     params = list(model.parameters())
 
@@ -118,7 +120,7 @@ def torch_point(model, inputs, fn, reference):
         times.append((time.perf_counter() - start) * 1e3)
     error = grad_error(grads(model, inputs, fn), reference)
     gc.collect()
-    return profiled_peak(step), statistics.median(times), error
+    return profiled_peak(step), min(times), error
 
 
 def torch_points(name):
@@ -183,7 +185,7 @@ def remat_point(step, inputs, passes, tag):
     if stats["peak_bytes"] != totals["static_peak_bytes"]:
         print(f"warning: {path}: static peak {totals['static_peak_bytes']} bytes, "
               f"measured {stats['peak_bytes']}", file=sys.stderr)
-    measured[text] = (stats["peak_bytes"], stats["wall_ms"], totals["recompute_flops"])
+    measured[text] = (stats["peak_bytes"], stats["min_wall_ms"], totals["recompute_flops"])
     return measured[text], None
 
 
