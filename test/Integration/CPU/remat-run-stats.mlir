@@ -8,8 +8,8 @@
 // (-remat-fold-transposes). 256 + 512 = 768 B are live at once, and the
 // step's arena places them in exactly that: one allocation of 768 B.
 // Without the arena (--no-arena) the allocator sees the two buffers.
-// CHECK: {"alloc_count":1,"allocated_bytes":768,"cache":"{{hit|miss}}","compile_ms":{{[0-9.e+-]+}},"file":"{{.*}}","host_compile_ms":{{[0-9.e+-]+}},"load_ms":{{[0-9.e+-]+}},"lower_ms":{{[0-9.e+-]+}},"parse_ms":{{[0-9.e+-]+}},"peak_bytes":768,"repeat":3,"wall_ms":{{[0-9.e+-]+}}}
-// NOARENA: {"alloc_count":2,"allocated_bytes":768,"cache":"{{hit|miss}}","compile_ms":{{[0-9.e+-]+}},"file":"{{.*}}","host_compile_ms":{{[0-9.e+-]+}},"load_ms":{{[0-9.e+-]+}},"lower_ms":{{[0-9.e+-]+}},"parse_ms":{{[0-9.e+-]+}},"peak_bytes":768,"repeat":1,
+// CHECK: {"alloc_count":1,"allocated_bytes":768,"cache":"{{hit|miss}}","compile_ms":{{[0-9.e+-]+}},"file":"{{.*}}","host_compile_ms":{{[0-9.e+-]+}},"load_ms":{{[0-9.e+-]+}},"lower_ms":{{[0-9.e+-]+}},"min_wall_ms":{{[0-9.e+-]+}},"parse_ms":{{[0-9.e+-]+}},"peak_bytes":768,"repeat":3,"wall_ms":{{[0-9.e+-]+}}}
+// NOARENA: {"alloc_count":2,"allocated_bytes":768,"cache":"{{hit|miss}}","compile_ms":{{[0-9.e+-]+}},"file":"{{.*}}","host_compile_ms":{{[0-9.e+-]+}},"load_ms":{{[0-9.e+-]+}},"lower_ms":{{[0-9.e+-]+}},"min_wall_ms":{{[0-9.e+-]+}},"parse_ms":{{[0-9.e+-]+}},"peak_bytes":768,"repeat":1,
 func.func @step(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %seed: i64 {remat.rng_seed})
     -> (tensor<4x16xf32>, tensor<8x16xf32>) {
   %zero = arith.constant 0.0 : f32
