@@ -105,13 +105,12 @@ cl::opt<std::string> compareFile(
 // names and take theirs in claimOptionNames.
 cl::opt<bool> printStats(
     "remat-run-stats",
-    cl::desc(
-        "Print peak_bytes, allocated_bytes, alloc_count, wall_ms "
-        "(median of the --repeat timed runs, code generation excluded), "
-        "min_wall_ms (the fastest of them) and "
-        "compile_ms as one JSON line; with --target cuda "
-        "the device allocator's and kernel_ms, time in kernels and "
-        "cuBLAS"),
+    cl::desc("Print peak_bytes, allocated_bytes, alloc_count, wall_ms "
+             "(median of the --repeat timed runs, code generation excluded), "
+             "min_wall_ms (the fastest of them) and "
+             "compile_ms as one JSON line; with --target cuda "
+             "the device allocator's and kernel_ms, time in kernels and "
+             "cuBLAS"),
     cl::cat(category));
 cl::opt<unsigned>
     threads("remat-run-threads",
