@@ -769,8 +769,8 @@ static Marking withSaved(Marking marking, ArrayRef<bool> saved) {
 /// every matmul, at a recomputation that shrinks a layer at a time, where
 /// the chain and sequential plans (whole segments recomputed, or only the
 /// heaviest ops saved) leave a gap.
-static void addSelectivePlans(CandidatePool &pool, const Marking &layers) {
-  SmallVector<bool> dense = findDenseOps(pool.getProblem());
+static void addSelectivePlans(CandidatePool &pool, const Marking &layers,
+                              ArrayRef<bool> dense) {
   SmallVector<int64_t> segments;
   for (const SegmentPath &path : layers)
     if (!path.empty() && !llvm::is_contained(segments, path.front()))
@@ -807,16 +807,18 @@ static void addHeuristicPlans(CandidatePool &pool) {
   const MarkingProblem &problem = pool.getProblem();
   size_t n = problem.size();
   pool.tryAddAll(getPolicyMarkings(problem));
+  SmallVector<bool> dense = findDenseOps(problem);
   // Selective plans of the model's own segments, else of sequential at a
   // segment a layer.
   ArrayRef<SegmentPath> annotated = problem.getAnnotatedMarking();
   addSelectivePlans(
-      pool, llvm::any_of(annotated,
-                         [](const SegmentPath &path) { return !path.empty(); })
-                ? Marking(annotated.begin(), annotated.end())
-                : planSequential(problem, countLayers(problem)));
+      pool,
+      llvm::any_of(annotated,
+                   [](const SegmentPath &path) { return !path.empty(); })
+          ? Marking(annotated.begin(), annotated.end())
+          : planSequential(problem, countLayers(problem)),
+      dense);
   SmallVector<bool> heavy = findHeavyOps(problem);
-  SmallVector<bool> dense = findDenseOps(problem);
   SmallVector<Marking> markings;
   for (unsigned segments = 2;
        segments <= std::min<size_t>(kMaxSequentialSegments, n); ++segments) {

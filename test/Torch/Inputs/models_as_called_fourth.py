@@ -202,16 +202,21 @@ def speech2text(dropout=0.1):
 
 # -- Vision, labels -----------------------------------------------------------------
 
-def timm_swin(dropout=0.1):
-    """timm's Swin (v1): 4x4 windows on 32x32 images, its second block
-    shifted (roll), a relative position bias table indexed by a buffer,
-    channels-last patch merging."""
-    from timm.models.swin_transformer import SwinTransformer
+def _timm_swin(make, dropout):
+    """One of timm's Swin classes at 4x4 windows on 32x32 images, two blocks
+    in its first stage (the second shifted: roll) and one in its second."""
     torch.manual_seed(0)
-    net = SwinTransformer(img_size=32, patch_size=4, embed_dim=16, depths=(2, 1),
-                          num_heads=(2, 2), window_size=4, num_classes=10, drop_rate=dropout,
-                          attn_drop_rate=dropout, drop_path_rate=dropout)
+    net = make(img_size=32, patch_size=4, embed_dim=16, depths=(2, 1), num_heads=(2, 2),
+               window_size=4, num_classes=10, drop_rate=dropout, attn_drop_rate=dropout,
+               drop_path_rate=dropout)
     return zoo.Classifier(net), zoo._images(2, 32, 10)
+
+
+def timm_swin(dropout=0.1):
+    """timm's Swin (v1): a relative position bias table indexed by a
+    buffer, channels-last patch merging."""
+    from timm.models.swin_transformer import SwinTransformer
+    return _timm_swin(SwinTransformer, dropout)
 
 
 def timm_swinv2(dropout=0.1):
@@ -219,11 +224,7 @@ def timm_swinv2(dropout=0.1):
     logit scale), the continuous position bias's MLP on log-spaced
     coordinates, res-post-norm."""
     from timm.models.swin_transformer_v2 import SwinTransformerV2
-    torch.manual_seed(0)
-    net = SwinTransformerV2(img_size=32, patch_size=4, embed_dim=16, depths=(2, 1),
-                            num_heads=(2, 2), window_size=4, num_classes=10, drop_rate=dropout,
-                            attn_drop_rate=dropout, drop_path_rate=dropout)
-    return zoo.Classifier(net), zoo._images(2, 32, 10)
+    return _timm_swin(SwinTransformerV2, dropout)
 
 
 def timm_swinv2_cr(dropout=0.1):
