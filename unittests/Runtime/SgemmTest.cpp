@@ -144,6 +144,13 @@ TEST_F(SgemmTest, EveryOperandForm) {
     for (Form bForm :
          {Form::Rows, Form::Columns, Form::Padded, Form::Broadcast})
       checkProduct(19, 37, 41, aForm, bForm);
+  // Whole panels packed a vector at a time: 16 steps of k at once through
+  // an in-register transpose, and a k block (150 + 150) that does not end
+  // on 16, with the operands' edges and remainders around them.
+  for (Form aForm : {Form::Rows, Form::Columns, Form::Padded, Form::Broadcast})
+    for (Form bForm :
+         {Form::Rows, Form::Columns, Form::Padded, Form::Broadcast})
+      checkProduct(40, 70, 300, aForm, bForm);
 }
 
 TEST_F(SgemmTest, EmptyExtentsLeaveC) {
