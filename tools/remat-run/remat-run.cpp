@@ -142,7 +142,7 @@ cl::opt<bool> noVectorize(
     cl::cat(category));
 cl::opt<bool> libmMath(
     "libm-math",
-    cl::desc("Call libm for tanh and erf, one call per vector lane, not "
+    cl::desc("Call libm for tanh, erf and exp, one call per vector lane, not "
              "their vector polynomials (-remat-approximate-math)"),
     cl::cat(category));
 cl::opt<bool> noParallelLoops(

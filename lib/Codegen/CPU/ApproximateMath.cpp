@@ -1,6 +1,6 @@
-//===- ApproximateMath.cpp - Vector polynomials for tanh and erf ----------===//
+//===- ApproximateMath.cpp - Vector polynomials for tanh, erf and exp -----===//
 //
-// This file implements -remat-approximate-math: tanh, erf and erfc on f32
+// This file implements -remat-approximate-math: tanh, erf, erfc and exp on f32
 // become upstream's polynomial approximations, which stay in vector lanes,
 // instead of one libm call per lane.
 //
@@ -25,7 +25,7 @@ namespace {
 /// Whether `-remat-approximate-math` rewrites the op of this name.
 bool isApproximated(StringRef name) {
   return llvm::StringSwitch<bool>(name)
-      .Cases({"math.tanh", "math.erf", "math.erfc"}, true)
+      .Cases({"math.tanh", "math.erf", "math.erfc", "math.exp"}, true)
       .Default(false);
 }
 

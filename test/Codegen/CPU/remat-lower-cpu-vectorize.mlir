@@ -2,7 +2,8 @@
 // RUN: remat-opt %s -remat-lower-cpu="vectorize=false outline-loop-nests=false" | FileCheck %s --check-prefix=SCALAR
 
 // Checks that -remat-lower-cpu vectorizes a softmax's row maximum, row sum
-// and elementwise ops down to LLVM vector code, the sum an ordered
+// and elementwise ops down to LLVM vector code (exp a polynomial of fused
+// multiply-adds in vector lanes, -remat-approximate-math), the sum an ordered
 // llvm.vector.reduce.fadd (no reassoc flag: the scalar loops' order), and
 // that vectorize=false keeps every loop scalar (the loop nests kept in the
 // step's function, where one CHECK sequence sees them all).
@@ -10,7 +11,9 @@
 // CHECK-NOT:     vector.
 // CHECK:         llvm.load {{.*}} -> vector<8xf32>
 // CHECK:         llvm.intr.vector.reduce.fmaximum({{.*}}) : (vector<8xf32>) -> f32
-// CHECK:         llvm.intr.exp({{.*}}) : (vector<8xf32>) -> vector<8xf32>
+// CHECK-NOT:     llvm.intr.exp
+// CHECK:         llvm.intr.fma({{.*}}) : (vector<8xf32>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+// CHECK-NOT:     llvm.intr.exp
 // CHECK:         "llvm.intr.vector.reduce.fadd"({{.*}}) <{fastmathFlags = #llvm.fastmath<none>}> : (f32, vector<8xf32>) -> f32
 // CHECK:         llvm.fdiv {{.*}} : vector<8xf32>
 // CHECK:         llvm.return

@@ -1,4 +1,4 @@
-"""Checks remat-run's tanh, erf and erfc (Inputs/math-step.mlir) against
+"""Checks remat-run's tanh, erf, erfc and exp (Inputs/math-step.mlir) against
 Python's math module, evaluated in double precision.
 
   check_math_accuracy.py inputs X.npy        writes the inputs: a grid over
@@ -40,7 +40,7 @@ def check(inputs, out_dir, ulps):
     x = np.load(inputs).astype(np.float64)
     failed = False
     for i, (name, fn) in enumerate((("tanh", math.tanh), ("erf", math.erf),
-                                    ("erfc", math.erfc))):
+                                    ("erfc", math.erfc), ("exp", math.exp))):
         y = np.load(f"{out_dir}/out{i}.npy").astype(np.float64)
         ref = np.array([exact(fn, v) for v in x])
         nan = np.isnan(ref)
