@@ -119,10 +119,13 @@ bool remat::isRecomputation(Operation *op) {
          op->hasAttr(RematDialect::kRerunOfAttrName);
 }
 
-/// Adds the FLOPs of `op`, a backward op run `times` times, to `counts`.
+/// Adds the FLOPs of `op`, a backward op run `times` times, to `counts`;
+/// with `recomputeOnly`, those of the recomputations alone (counts.backward
+/// stays 0).
 static void
 countBackwardOp(Operation &op, int64_t times, StepFlops &counts,
-                function_ref<void(Operation *, int64_t)> onRecompute) {
+                function_ref<void(Operation *, int64_t)> onRecompute,
+                bool recomputeOnly = false) {
   if (op.hasTrait<OpTrait::IsTerminator>())
     return;
   if (isRecomputation(&op)) {
@@ -135,9 +138,12 @@ countBackwardOp(Operation &op, int64_t times, StepFlops &counts,
   }
   if (std::optional<NestedRun> run = getNestedRun(&op)) {
     for (Operation &inner : *run->block)
-      countBackwardOp(inner, mulFlops(times, run->times), counts, onRecompute);
+      countBackwardOp(inner, mulFlops(times, run->times), counts, onRecompute,
+                      recomputeOnly);
     return;
   }
+  if (recomputeOnly)
+    return;
   counts.backward =
       addFlops(counts.backward, mulFlops(times, getOpFlops(&op).value_or(0)));
 }
@@ -157,6 +163,13 @@ remat::countStepFlops(Operation *backward,
     counts.opsWithoutCostModel += countOpsWithoutCostModel(&op);
   }
   return counts;
+}
+
+int64_t remat::countRecomputeFlops(Operation *backward) {
+  StepFlops counts;
+  for (Operation &op : backward->getRegion(0).getOps())
+    countBackwardOp(op, 1, counts, /*onRecompute=*/{}, /*recomputeOnly=*/true);
+  return counts.recompute;
 }
 
 InFlightDiagnostic remat::emitUnsizedResultError(OpResult result,

@@ -32,7 +32,7 @@ measureRewrittenCopy(FunctionOpInterface function,
   rewrite(copyFunction);
   StepCost cost;
   cost.recomputeFlops =
-      countStepFlops(getBackwardOp(copyFunction.getFunctionBody())).recompute;
+      countRecomputeFlops(getBackwardOp(copyFunction.getFunctionBody()));
   FailureOr<StepMemoryPlan> plan =
       pipeline.plan(*copy, function.getName(), keepReturned, error);
   if (failed(plan))

@@ -523,7 +523,7 @@ StepCost MarkingProblem::evaluate(ArrayRef<SegmentPath> marking) const {
   // build() checked that the function has static shapes.
   cost.peakBytes = computeMemoryProfile(copyFunction)->peakBytes;
   cost.recomputeFlops =
-      countStepFlops(getBackwardOp(copyFunction.getFunctionBody())).recompute;
+      countRecomputeFlops(getBackwardOp(copyFunction.getFunctionBody()));
   copy->destroy();
   return cost;
 }

@@ -84,6 +84,12 @@ StepFlops countStepFlops(
     mlir::Operation *backward,
     llvm::function_ref<void(mlir::Operation *, int64_t)> onRecompute = {});
 
+/// countStepFlops(backward).recompute, asking the cost model of the
+/// recomputations only: the planners measure a marking by this figure, and
+/// the other ops' FLOPs, the same for every marking, were a sixth of the
+/// budget planner's time on the model.
+int64_t countRecomputeFlops(mlir::Operation *backward);
+
 /// Attaches CostOpInterface to upstream ops: every linalg structured op
 /// (product of its loop ranges times the arithmetic ops of its payload),
 /// elementwise arith and math ops (one per element, one for a scalar; zero
