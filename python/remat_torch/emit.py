@@ -1195,8 +1195,12 @@ def _index_select(e, a, dim, index):
 
 
 def _pow(e, a, exponent):
+    """a ** exponent as PyTorch's CPU kernel computes the powers it
+    special-cases: a * a, and (a * a) * a (GPT-2's GELU), not powf."""
     if exponent == 2:
         return e.binary("mulf", a, a)
+    if exponent == 3:
+        return e.binary("mulf", e.binary("mulf", a, a), a)
     if exponent == 1:
         return a
     return e.binary("powf", a, float(exponent))
