@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Analysis/CheckpointPlan.h"
+#include "remat/Analysis/CostModel.h"
 #include "remat/Dialect/Remat/IR/RematOps.h"
 #include "remat/Dialect/Remat/Transforms/Passes.h"
 
@@ -41,6 +42,9 @@ namespace {
 class CheckpointTest : public ::testing::Test {
 public:
   CheckpointTest() {
+    DialectRegistry registry;
+    remat::registerCostModelExternalModels(registry);
+    context.appendDialectRegistry(registry);
     context
         .loadDialect<remat::RematDialect, func::FuncDialect,
                      arith::ArithDialect, math::MathDialect, scf::SCFDialect>();
@@ -534,7 +538,7 @@ void checkPlanInvariants(func::FuncOp function, const CheckpointPlan &plan) {
 void checkRandomSteps(CheckpointTest &test, MLIRContext &context,
                       bool earlyStop, unsigned numSeeds) {
   auto print = [](Operation *op) { return CheckpointTest::print(op); };
-  unsigned numWithClones = 0, numNested = 0;
+  unsigned numWithClones = 0, numNested = 0, numWithFlops = 0;
   for (unsigned seed = 0; seed < numSeeds; ++seed) {
     std::string source = generateStep(seed);
     SCOPED_TRACE("seed " + std::to_string(seed) + "\n" + source);
@@ -560,6 +564,12 @@ void checkRandomSteps(CheckpointTest &test, MLIRContext &context,
     // planned saved values, and a recomputable value only as a segment
     // input, through a barrier.
     EXPECT_EQ(getUsedForwardValues(function), planned);
+    // The planners' recompute FLOPs (countRecomputeFlops, the
+    // recomputations' cost model alone) are -remat-report's.
+    Operation *backward = remat::getBackwardOp(function.getBody());
+    int64_t recompute = remat::countStepFlops(backward).recompute;
+    EXPECT_EQ(remat::countRecomputeFlops(backward), recompute);
+    numWithFlops += recompute > 0;
     Block &body = function.getBody().front();
     auto checkNoDirectReads = [&] {
       remat::getBackwardOp(function.getBody())->walk([&](Operation *user) {
@@ -587,6 +597,7 @@ void checkRandomSteps(CheckpointTest &test, MLIRContext &context,
   std::printf("%u of %u steps recompute values, %u at nested levels\n",
               numWithClones, numSeeds, numNested);
   EXPECT_GT(numWithClones, numSeeds / 2);
+  EXPECT_GT(numWithFlops, numSeeds / 2);
   EXPECT_GT(numNested, numSeeds / 20);
 }
 
