@@ -10,6 +10,7 @@
 #include "HalfFloat.h"
 #include "Sgemm.h"
 #include "ThreadPool.h"
+#include "Transpose.h"
 
 #include <cblas.h>
 #include <immintrin.h>
@@ -811,31 +812,6 @@ Matrix<T> getResponseMatrix(const View<T> &response, const ConvShape &s,
           getRowStride(s.f, response.strides[2], s.pixels(), 1), 1};
 }
 
-/// The 64-bit halves of each 128-bit quarter of a and b, interleaved.
-__attribute__((target("avx512f"))) inline __m512 unpackLow64(__m512 a,
-                                                             __m512 b) {
-  return _mm512_castpd_ps(
-      _mm512_unpacklo_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)));
-}
-__attribute__((target("avx512f"))) inline __m512 unpackHigh64(__m512 a,
-                                                              __m512 b) {
-  return _mm512_castpd_ps(
-      _mm512_unpackhi_pd(_mm512_castps_pd(a), _mm512_castps_pd(b)));
-}
-/// The 16 elements at `from`, widened by Format.
-template <typename Format>
-__attribute__((target("avx512f"))) inline __m512
-load16(const typename Format::Element *from) {
-  if constexpr (std::is_same_v<Format, Float32Format>) {
-    return _mm512_loadu_ps(from);
-  } else {
-    alignas(64) float widened[16];
-    for (int q = 0; q < 16; ++q)
-      widened[q] = Format::load(from[q]);
-    return _mm512_load_ps(widened);
-  }
-}
-
 /// Stores the 16 x 16 block of Format's elements whose rows start at
 /// rows[0..15] + column, widened and transposed: row i of the result
 /// (column i of the block) at dst + i * dstStride.
@@ -843,30 +819,10 @@ template <typename Format>
 __attribute__((target("avx512f"))) void
 transpose16x16(const typename Format::Element *const *rows, float *dst,
                int64_t dstStride, int64_t column) {
-  __m512 r[16], t[16];
+  __m512 r[16];
   for (int q = 0; q < 16; ++q)
     r[q] = load16<Format>(rows[q] + column);
-  // Pairs of rows interleaved by 32-bit, then 64-bit elements, then their
-  // 128-bit quarters exchanged twice.
-  for (int q = 0; q < 16; q += 2) {
-    t[q] = _mm512_unpacklo_ps(r[q], r[q + 1]);
-    t[q + 1] = _mm512_unpackhi_ps(r[q], r[q + 1]);
-  }
-  for (int q = 0; q < 16; q += 4) {
-    r[q] = unpackLow64(t[q], t[q + 2]);
-    r[q + 1] = unpackHigh64(t[q], t[q + 2]);
-    r[q + 2] = unpackLow64(t[q + 1], t[q + 3]);
-    r[q + 3] = unpackHigh64(t[q + 1], t[q + 3]);
-  }
-  for (int q = 0; q < 16; q += 8)
-    for (int p = 0; p < 4; ++p) {
-      t[q + p] = _mm512_shuffle_f32x4(r[q + p], r[q + p + 4], 0x88);
-      t[q + p + 4] = _mm512_shuffle_f32x4(r[q + p], r[q + p + 4], 0xdd);
-    }
-  for (int p = 0; p < 8; ++p) {
-    r[p] = _mm512_shuffle_f32x4(t[p], t[p + 8], 0x88);
-    r[p + 8] = _mm512_shuffle_f32x4(t[p], t[p + 8], 0xdd);
-  }
+  transpose16(r);
   for (int q = 0; q < 16; ++q)
     _mm512_storeu_ps(dst + q * dstStride, r[q]);
 }

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Sgemm.h"
+#include "Transpose.h"
 
 #include <immintrin.h>
 
@@ -61,40 +62,6 @@ private:
   int64_t capacity = 0;
 };
 
-/// Transposes the 16 x 16 floats of `rows` in place: rows[r][c] becomes
-/// rows[c][r]. Pairs of rows are interleaved by floats, then by pairs of
-/// floats, then by 128-bit lanes, twice.
-__attribute__((target("avx512f"))) inline void transpose16(__m512 rows[16]) {
-  __m512 t[16];
-  for (int r = 0; r < 16; r += 2) {
-    t[r] = _mm512_unpacklo_ps(rows[r], rows[r + 1]);
-    t[r + 1] = _mm512_unpackhi_ps(rows[r], rows[r + 1]);
-  }
-  // u[4g + q] holds, for rows 4g to 4g + 3, columns q, q + 4, q + 8 and
-  // q + 12, one 128-bit lane each.
-  __m512 u[16];
-  for (int g = 0; g < 16; g += 4) {
-    __m512d lo = _mm512_castps_pd(t[g]), hi = _mm512_castps_pd(t[g + 1]);
-    __m512d lo2 = _mm512_castps_pd(t[g + 2]), hi2 = _mm512_castps_pd(t[g + 3]);
-    u[g] = _mm512_castpd_ps(_mm512_unpacklo_pd(lo, lo2));
-    u[g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(lo, lo2));
-    u[g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(hi, hi2));
-    u[g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(hi, hi2));
-  }
-  for (int q = 0; q < 4; ++q) {
-    // Lanes (columns q, q + 8) and (q + 4, q + 12) of rows 0-7, then of
-    // rows 8-15.
-    __m512 v0 = _mm512_shuffle_f32x4(u[q], u[4 + q], 0x88);
-    __m512 v4 = _mm512_shuffle_f32x4(u[q], u[4 + q], 0xdd);
-    __m512 w0 = _mm512_shuffle_f32x4(u[8 + q], u[12 + q], 0x88);
-    __m512 w4 = _mm512_shuffle_f32x4(u[8 + q], u[12 + q], 0xdd);
-    rows[q] = _mm512_shuffle_f32x4(v0, w0, 0x88);
-    rows[q + 8] = _mm512_shuffle_f32x4(v0, w0, 0xdd);
-    rows[q + 4] = _mm512_shuffle_f32x4(v4, w4, 0x88);
-    rows[q + 12] = _mm512_shuffle_f32x4(v4, w4, 0xdd);
-  }
-}
-
 /// packPanels' copy of one whole float32 panel whose columns are contiguous:
 /// row l of the panel is Width floats at m + l * lStride.
 template <int64_t Width>
@@ -112,13 +79,14 @@ copyPanel(int64_t depth, const float *m, int64_t lStride, float *panel) {
   }
 }
 
-/// packPanels' transposing copy of one whole float32 panel whose k-range is
-/// contiguous: column j of the panel is depth floats at m + j * jStride.
-/// Copies 16 steps of k at a time through transpose16 and returns how many
-/// it copied (the rest, under 16, are the caller's).
-template <int64_t Width>
+/// packPanels' transposing copy of one whole panel whose k-range is
+/// contiguous: column j of the panel is depth elements at m + j * jStride,
+/// widened by Format. Copies 16 steps of k at a time through transpose16
+/// and returns how many it copied (the rest, under 16, are the caller's).
+template <int64_t Width, typename Format>
 __attribute__((target("avx512f"))) int64_t
-transposePanel(int64_t depth, const float *m, int64_t jStride, float *panel) {
+transposePanel(int64_t depth, const typename Format::Element *m,
+               int64_t jStride, float *panel) {
   static_assert(Width == 8 || Width % 16 == 0, "whole vectors");
   constexpr int kRows = Width < 16 ? Width : 16;
   int64_t l0 = 0;
@@ -126,7 +94,7 @@ transposePanel(int64_t depth, const float *m, int64_t jStride, float *panel) {
     for (int64_t j0 = 0; j0 < Width; j0 += 16) {
       __m512 v[16];
       for (int r = 0; r < 16; ++r)
-        v[r] = r < kRows ? _mm512_loadu_ps(m + (j0 + r) * jStride + l0)
+        v[r] = r < kRows ? load16<Format>(m + (j0 + r) * jStride + l0)
                          : _mm512_setzero_ps();
       transpose16(v);
       for (int l = 0; l < 16; ++l) {
@@ -145,13 +113,12 @@ transposePanel(int64_t depth, const float *m, int64_t jStride, float *panel) {
 /// (l, j) at m[l * lStride + j * jStride], into Width-column panels: panel p
 /// holds, for each l, M(l, p * Width + j) for j in [0, Width), with zeros
 /// past the last column, each element widened to float32 by Format. B's
-/// panels are B's; A's are A transposed's. Whole float32 panels are copied
-/// a vector at a time (copyPanel, transposePanel): packing, one float at a
-/// time, was a sixth of GPT-2 small's matmul time.
+/// panels are B's; A's are A transposed's. Whole panels are copied a
+/// vector at a time (transposePanel, and copyPanel for float32): packing,
+/// one float at a time, was a sixth of GPT-2 small's matmul time.
 template <int64_t Width, typename Format>
 void packPanels(int64_t depth, int64_t cols, const typename Format::Element *m,
                 int64_t lStride, int64_t jStride, float *out) {
-  constexpr bool kVectors = std::is_same_v<Format, Float32Format>;
   for (int64_t col0 = 0; col0 < cols; col0 += Width) {
     int64_t count = std::min(Width, cols - col0);
     float *panel = out + col0 * depth;
@@ -159,7 +126,7 @@ void packPanels(int64_t depth, int64_t cols, const typename Format::Element *m,
       std::memset(panel, 0, sizeof(float) * Width * depth);
     // Read along whichever dimension is contiguous.
     if (jStride == 1 || lStride != 1) {
-      if constexpr (kVectors) {
+      if constexpr (std::is_same_v<Format, Float32Format>) {
         if (count == Width && jStride == 1) {
           copyPanel<Width>(depth, m + col0, lStride, panel);
           continue;
@@ -172,10 +139,10 @@ void packPanels(int64_t depth, int64_t cols, const typename Format::Element *m,
       }
       continue;
     }
-    int64_t done = 0;
-    if constexpr (kVectors)
-      if (count == Width)
-        done = transposePanel<Width>(depth, m + col0 * jStride, jStride, panel);
+    int64_t done = count == Width
+                       ? transposePanel<Width, Format>(
+                             depth, m + col0 * jStride, jStride, panel)
+                       : 0;
     for (int64_t j = 0; j < count; ++j) {
       const typename Format::Element *from = m + (col0 + j) * jStride;
       for (int64_t l = done; l < depth; ++l)
