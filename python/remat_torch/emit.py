@@ -455,6 +455,8 @@ class Emitter:
         offsets, sizes = list(offsets), list(sizes)
         if not any(offsets) and sizes == list(a.shape) and all(s == 1 for s in strides):
             return a
+        if 0 in sizes:
+            return EmptyTensor(sizes, a.dtype)
         out = self.new(sizes, a.dtype, "sl")
         self.emit(f"  {out.name} = tensor.extract_slice {a.name}[{', '.join(map(str, offsets))}]"
                   f" [{', '.join(map(str, sizes))}] [{', '.join(map(str, strides))}]"
@@ -1368,6 +1370,30 @@ class NotExported(UnsupportedOp):
     """A live node reads a NotMapped result."""
 
 
+class EmptyTensor:
+    """A tensor of no elements, which remat's tensors cannot hold: a
+    `torch.tensor([])` literal (the key and value caches transformers
+    starts with), an empty slice (x[..., 32:] of a 32-wide x: the part of
+    a head rotary embeddings leave alone, when they rotate all of it) and
+    whatever is computed from one. No op is emitted for it. An op whose
+    result is not empty may read it only where it contributes nothing:
+    `cat` skips it, as PyTorch does, and `slice_scatter` of it is its
+    destination; the exporter rejects any other reader."""
+
+    def __init__(self, shape, dtype):
+        self.shape = tuple(shape)
+        self.dtype = dtype
+
+
+def _cat(e, vs, dim=0):
+    """torch.cat: the tensors joined along `dim`, the empty ones skipped
+    (as PyTorch skips a 1-D empty tensor whatever the others' rank)."""
+    vs = [v for v in vs if not isinstance(v, EmptyTensor)]
+    if not vs:
+        raise UnsupportedOp("every tensor joined is empty")
+    return e.concat(vs, dim % len(vs[0].shape))
+
+
 class Reversed:
     """A tensor a scan reads in reverse along dimension 0: an `aten.flip`
     whose only readers are scans, folded into their slot index."""
@@ -2060,6 +2086,18 @@ def _sort_indices(e, x, dim, descending, k=None):
                      pick_body, init=e.filled(shape, 0, "i64"))
 
 
+def _arg_max_min(kind):
+    """argmax / argmin: the first index of the maximum (minimum) along
+    `dim` (max.dim's / min.dim's), over the flattened tensor without one."""
+    def f(e, x, dim=None, keepdim=False):
+        if dim is None:
+            flat = e.reshape(x, [x.numel])
+            idx = _max_min_dim(kind)(e, flat, 0, keepdim=False)[1]
+            return e.reshape(idx, [1] * len(x.shape) if keepdim else [])
+        return _max_min_dim(kind)(e, x, dim, keepdim)[1]
+    return f
+
+
 def _max_min_dim(kind):
     """max.dim / min.dim: the maximum (minimum) along `dim` (NaN if any,
     as PyTorch's) and the first index that holds it (a linalg.generic
@@ -2260,7 +2298,10 @@ def _constant_pad_nd(e, x, pad, value=0):
 
 def _slice_scatter(e, dest, src, dim=0, start=None, end=None, step=1):
     """dest with dest[..., start:end:step, ...] = src along `dim` (the
-    backward of a slice): a strided tensor.insert_slice."""
+    backward of a slice): a strided tensor.insert_slice (dest itself
+    when src is empty)."""
+    if isinstance(src, EmptyTensor):
+        return dest
     dim %= len(dest.shape)
     n = dest.shape[dim]
     start = 0 if start is None else (max(start + n, 0) if start < 0 else min(start, n))
@@ -2546,7 +2587,7 @@ def ops():
         aten.copy.default: _copy,
         aten.split.Tensor: _split,
         aten.split_with_sizes.default: _split,
-        aten.cat.default: lambda e, vs, dim=0: e.concat(list(vs), dim % len(vs[0].shape)),
+        aten.cat.default: _cat,
         # linear algebra
         aten.mm.default: lambda e, a, b: e.matmul(a, b),
         aten.bmm.default: lambda e, a, b: e.matmul(a, b, "batch_matmul"),
@@ -2645,6 +2686,7 @@ def ops():
         aten.amin.default: lambda e, a, dims=(), keepdim=False: e.reduce(
             a, _dims(dims, len(a.shape)), "min", keepdim=keepdim),
         aten.max.dim: _max_min_dim("max"), aten.min.dim: _max_min_dim("min"),
+        aten.argmax.default: _arg_max_min("max"), aten.argmin.default: _arg_max_min("min"),
         # composites kept by the core ATen decompositions (their backwards are
         # decomposed into the ops above)
         aten.native_layer_norm.default: _layer_norm,

@@ -331,11 +331,21 @@ def _constant(e, joint, node):
         raise ExportError(f"constant {node.target} has an unsupported {err}, at "
                           f"{model_line(node)}") from None
     if value.numel() == 0:
-        raise ExportError(f"constant {node.target} is empty, at {model_line(node)}")
+        return E.EmptyTensor(value.shape, dtype)
     e.in_backward = node.meta.get("partitioner_tag") == "is_backward"
     e.segment = None
     return e.constant(value.tolist(), dtype) if value.dim() else \
         e.splat(value.item(), [], dtype)
+
+
+def _reads_empty(args):
+    """Whether a mapped node's arguments hold an E.EmptyTensor."""
+    if isinstance(args, E.EmptyTensor):
+        return True
+    if isinstance(args, dict):
+        args = args.values()
+    return isinstance(args, (list, tuple, type({}.values()))) and \
+        any(_reads_empty(a) for a in args)
 
 
 def _attribute(e, module, node):
@@ -577,7 +587,7 @@ def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
         if n not in backward_copies:
             a = torch.fx.node.map_arg(n.args, backward_view)
             k = torch.fx.node.map_arg(n.kwargs, backward_view)
-            backward_copies[n] = table[n.target](e, *a, **k)
+            backward_copies[n] = empty_result(n) or table[n.target](e, *a, **k)
         return backward_copies[n]
 
     pending = set()  # forward views emitted only when a forward op uses them
@@ -595,6 +605,8 @@ def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
         lookup = backward_view if in_backward else forward_view
         a = torch.fx.node.map_arg(n.args, lookup)
         k = torch.fx.node.map_arg(n.kwargs, lookup)
+        if empty_result(n) is not None:
+            return empty_result(n)
         e.result_dtype = _dtype_of(n)
         saved = e.in_backward, e.segment
         e.in_backward, e.segment = in_backward, (None if in_backward else segment_of(n))
@@ -608,6 +620,16 @@ def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
             env[n] = v
         return v
 
+    empty_readers = {torch.ops.aten.cat.default, torch.ops.aten.slice_scatter.default}
+
+    def empty_result(n):
+        """An E.EmptyTensor for a node whose result has no elements (nothing
+        is emitted for it), else None."""
+        val = n.meta.get("val")
+        if isinstance(val, torch.Tensor) and val.numel() == 0:
+            return E.EmptyTensor(val.shape, E.mlir_dtype(val.dtype))
+        return None
+
     def map_node(node, lookup):
         """Maps one call_function node (of the joint graph or of a scan's
         combine graph) with its arguments read through `lookup`."""
@@ -620,6 +642,13 @@ def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
                               f"{model_line(node)}")
         a = torch.fx.node.map_arg(node.args, lookup)
         k = torch.fx.node.map_arg(node.kwargs, lookup)
+        empty = empty_result(node)
+        if empty is not None:
+            return empty
+        if node.target not in empty_readers and _reads_empty((a, k)):
+            raise ExportError(f"ATen op {node.target} (node {node.name}) reads a tensor of "
+                              f"no elements, which remat does not hold (only torch.cat and "
+                              f"slice_scatter may read one), at {model_line(node)}")
         try:
             e.result_dtype = _dtype_of(node)
             e.node = node
