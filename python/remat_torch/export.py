@@ -74,7 +74,7 @@ def trace_error(err):
     # the experts their router picked): PyTorch's own failure under
     # torch.compile, which suggests torch._check; no annotation makes one
     # static graph of it.
-    dependent = re.search(r"[^.]*data-dependent[^.]*", text)
+    dependent = re.search(r"[^.\n:]*data-dependent[^.(\n]*", text)
     if dependent:
         first = (f"{dependent.group(0).strip()} (the model's shapes or control flow depend on tensor values, "
                  f"as a mixture of experts' loop over the experts its router picked; "
@@ -85,7 +85,9 @@ def trace_error(err):
             f"(fullgraph=True): take what breaks it out of the forward (Python side "
             f"effects such as print or logging, .item() or .tolist(), control flow on "
             f"tensor values), or turn off the model option that adds it (a KV cache: "
-            f"use_cache=False)")
+            f"use_cache=False); or train the model through torch.compile(model, "
+            f"backend=\"remat\"), which compiles the graphs between such breaks and "
+            f"leaves the code that makes them to PyTorch")
 
 
 def install_output_capturing_hooks(model):

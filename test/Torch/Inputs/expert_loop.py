@@ -26,3 +26,23 @@ class ExpertLoop(nn.Module):
 def model():
     torch.manual_seed(0)
     return ExpertLoop(), (torch.randn(8, 4),)
+
+
+class ChecksLabels(nn.Module):
+    """A classifier that checks its labels against its vocabulary before
+    computing the loss, as Wav2Vec2ForCTC does: a branch on a tensor's
+    value."""
+
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 5)
+
+    def forward(self, x, labels):
+        if labels.max() >= 5:
+            raise ValueError("label values must be < vocab_size")
+        return nn.functional.cross_entropy(self.head(x), labels)
+
+
+def checks_labels():
+    torch.manual_seed(0)
+    return ChecksLabels(), (torch.randn(8, 4), torch.randint(0, 5, (8,)))
