@@ -2147,6 +2147,52 @@ def _sort(e, x, dim=-1, descending=False, stable=None):
     return _gather(e, x, dim, idx), idx
 
 
+def _histc(e, x, bins=100, min=0, max=0):
+    """torch.histc: how many of x's elements fall in each of `bins` equal
+    bins between min and max (the last bin closed; elements outside,
+    NaNs included, not counted), in x's float type. The bin edges are
+    PyTorch's own (torch.linspace in x's type, which its kernel's search
+    compares with), so an element on an edge lands where PyTorch puts it:
+    bin b counts edge[b] <= x < edge[b + 1], the last edge[bins - 1] <= x
+    <= max. A linalg.generic over (bin, element), the elements reduced. A
+    mixture of experts' load-balancing loss counts its tokens per expert
+    so; it has no gradient."""
+    import torch
+    if not is_float(x.dtype):
+        raise UnsupportedOp(f"histc of {x.dtype} (PyTorch's CPU kernel takes floats only)")
+    lo, hi = float(min), float(max)
+    if lo == hi == 0.0:
+        raise UnsupportedOp("histc with min = max = 0 (the bins span the data's own range)")
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if lo > hi:
+        raise UnsupportedOp(f"histc with min {lo} > max {hi}")
+    dtype = {"f32": torch.float32, "f64": torch.float64, "bf16": torch.bfloat16,
+             "f16": torch.float16}[x.dtype]
+    edges = torch.linspace(lo, hi, bins + 1, dtype=dtype).tolist()
+    flat = e.reshape(x, [x.numel])
+    lows = e.constant(edges[:-1], x.dtype)
+    highs = e.constant(edges[1:], x.dtype)
+    t = x.dtype
+
+    def body(a, fresh):
+        xi, low, high, acc = a
+        op = _Payload(fresh)
+        b = op("linalg.index 0 : index")
+        last = op(f"arith.cmpi eq, {b}, {op(f'arith.constant {bins - 1} : index')} : index")
+        above = op(f"arith.cmpf oge, {xi}, {low} : {t}")
+        below = op(f"arith.cmpf ole, {xi}, {high} : {t}")
+        at_max = op(f"arith.andi {last}, {op(f'arith.cmpf ole, {xi}, {high} : {t}')} : i1")
+        hit = op(f"arith.andi {above}, {op(f'arith.ori {below}, {at_max} : i1')} : i1")
+        one = op(f"arith.constant 1.0 : {t}")
+        zero = op(f"arith.constant 0.0 : {t}")
+        count = op(f"arith.addf {acc}, {op(f'arith.select {hit}, {one}, {zero} : {t}')} : {t}")
+        return op.text(), count
+
+    return e.generic([flat, lows, highs], ["d1", "d0", "d0", "d0"], [bins],
+                     ["parallel", "reduction"], body, init=e.filled([bins], 0.0, t))
+
+
 def _topk(e, x, k, dim=-1, largest=True, sorted=True):
     """The k largest (smallest) values along `dim` and their indices, in
     sorted order, ties to the smaller index: the first k of a stable sort
@@ -2686,6 +2732,7 @@ def ops():
         aten.amin.default: lambda e, a, dims=(), keepdim=False: e.reduce(
             a, _dims(dims, len(a.shape)), "min", keepdim=keepdim),
         aten.max.dim: _max_min_dim("max"), aten.min.dim: _max_min_dim("min"),
+        aten.histc.default: _histc,
         aten.argmax.default: _arg_max_min("max"), aten.argmin.default: _arg_max_min("min"),
         # composites kept by the core ATen decompositions (their backwards are
         # decomposed into the ops above)

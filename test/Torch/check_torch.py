@@ -296,7 +296,8 @@ def check_float32():
                 fail(message)
             left.append((out, message))
         undecided[policy] = left
-        worst = max((rel, out) for rel, out in zip(errors, m["outputs"]) if rel <= TOLERANCE)
+        worst = max(((rel, out) for rel, out in zip(errors, m["outputs"]) if rel <= TOLERANCE),
+                    default=(0.0, "none"))
         note = (f"; {judged64} more than {TOLERANCE:g} from eager float32, within "
                 f"{TOLERANCE:g} of float64 or {ILL_CONDITIONED}x float32's spread"
                 if judged64 else "")

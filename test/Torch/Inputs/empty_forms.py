@@ -7,7 +7,9 @@ back with cat; its gradient a slice_scatter of nothing), a reshape and a
 product of that empty part, and the index of the last token that is not
 padding (argmax of position times mask, integers) read by a gather, as
 sequence classifiers pool; argmin along a dimension and over all
-elements (the first one where tied), all with dropout."""
+elements (the first one where tied); histc, as a mixture of experts'
+load-balancing loss counts the tokens its router sends each expert, and
+of values falling on edges and outside; all with dropout."""
 import torch
 import torch.nn as nn
 
@@ -29,8 +31,16 @@ class Net(nn.Module):
         pooled = h[torch.arange(2), last] @ self.head
         first_low = h.argmin(dim=1, keepdim=True).float()
         lowest = h.argmin().float()
+        # tokens per expert, as a mixture of experts' load-balancing loss
+        # counts them (histc of the router's picks as floats; values on the
+        # edges, the last bin closed, one below min and one above max)
+        picks = (h @ self.head).argmax(-1).float()
+        counts = torch.histc(torch.cat([picks.flatten(), torch.tensor([-1.0, 1.5, 2.0, 9.0])]),
+                             bins=3, min=0, max=2)
+        spread = torch.histc(h.detach(), bins=5, min=-0.5, max=0.75)
+        share = (nn.functional.softmax(h @ self.head, -1).mean((0, 1)) * counts).sum()
         return pooled.pow(2).mean() + (first_low * h.mean(1, keepdim=True)).mean() + \
-            lowest * h.sum() * 1e-3
+            lowest * h.sum() * 1e-3 + share * 0.1 + (spread * h.mean()).sum() * 0.01
 
 
 def model(dropout=0.1):
