@@ -19,7 +19,8 @@ model's source line; the exit status is then 1.
 With --float64 the step itself is float64: the model's floating-point
 parameters, buffers and inputs are converted (model.double()) before
 tracing, so every float32 op of the step is float64 and the tangent is a
-float64 1.0; --reference then writes PyTorch eager's float64 loss and
+float64 1.0 (a float32 one for a loss the model itself computes in float32,
+as Mixtral's router casts its logits); --reference then writes PyTorch eager's float64 loss and
 gradients as ref-NN-NAME.npy (the float64 step's own reference: no
 ref64 files, no noise64), and the manifest says "float64": true.
 """
@@ -166,8 +167,12 @@ def export(model, inputs, out_dir, seed=1234, reference=False, description="",
     with open(os.path.join(out_dir, "step.mlir"), "w") as f:
         f.write(text)
     arrays = [t.detach().numpy() for t in tensors]  # float32 or 64, int64, bool
-    ntangents = sum(1 for n in arg_names if n.startswith("tangent"))
-    arrays += [np.ones((), np.float64 if float64 else np.float32)] * ntangents
+    # Each tangent is a 1 of its output's type: float64 in a float64 step,
+    # unless the model computes that output in float32 itself.
+    arrays += [np.ones(tuple(n.meta["val"].shape),
+                       np.float64 if n.meta["val"].dtype == torch.float64 else np.float32)
+               for n in joint.graph.nodes
+               if n.op == "placeholder" and n.name.startswith("tangents")]
     if "seed" in arg_names:
         arrays.append(np.array(seed, np.int64))
     paths = []

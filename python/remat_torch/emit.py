@@ -2181,7 +2181,7 @@ def _histc(e, x, bins=100, min=0, max=0):
         b = op("linalg.index 0 : index")
         last = op(f"arith.cmpi eq, {b}, {op(f'arith.constant {bins - 1} : index')} : index")
         above = op(f"arith.cmpf oge, {xi}, {low} : {t}")
-        below = op(f"arith.cmpf ole, {xi}, {high} : {t}")
+        below = op(f"arith.cmpf olt, {xi}, {high} : {t}")
         at_max = op(f"arith.andi {last}, {op(f'arith.cmpf ole, {xi}, {high} : {t}')} : i1")
         hit = op(f"arith.andi {above}, {op(f'arith.ori {below}, {at_max} : i1')} : i1")
         one = op(f"arith.constant 1.0 : {t}")

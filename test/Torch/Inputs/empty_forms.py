@@ -37,6 +37,9 @@ class Net(nn.Module):
         picks = (h @ self.head).argmax(-1).float()
         counts = torch.histc(torch.cat([picks.flatten(), torch.tensor([-1.0, 1.5, 2.0, 9.0])]),
                              bins=3, min=0, max=2)
+        # Mixtral's form: expert indices on the interior edges of 4 bins
+        # over [0, 4], each in the bin it opens
+        counts = counts + torch.histc(picks.flatten() + 1, bins=4, min=0, max=4)[1:]
         spread = torch.histc(h.detach(), bins=5, min=-0.5, max=0.75)
         share = (nn.functional.softmax(h @ self.head, -1).mean((0, 1)) * counts).sum()
         return pooled.pow(2).mean() + (first_low * h.mean(1, keepdim=True)).mean() + \
