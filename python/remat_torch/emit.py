@@ -1142,18 +1142,20 @@ def _index_put(e, dest, indices, values, accumulate=False):
     those that name the element. In the last two a negative index counts
     from the end and one outside its dimension names no element, where
     PyTorch raises; all three add each element's terms in position order.
-    The overwriting form, whose result with repeated indices PyTorch leaves
-    undefined, is not mapped."""
-    if not accumulate:
-        raise UnsupportedOp("index_put without accumulate=True")
-    if not is_float(dest.dtype):
+    The overwriting form (accumulate=False: inv_perm[perm] = arange, the
+    inverse of a mixture of experts' sort) takes the third way, of any
+    element type, each element the value of the last position that names
+    it (PyTorch leaves repeated indices undefined; its CPU kernel writes in
+    position order), else dest's."""
+    if accumulate and not is_float(dest.dtype):
         raise UnsupportedOp(f"index_put into a {dest.dtype} tensor")
-    if len(indices) == 1 and indices[0] is not None and indices[0].dtype != "i1":
+    if accumulate and len(indices) == 1 and indices[0] is not None and \
+            indices[0].dtype != "i1":
         return _scatter_add_rows(e, dest, indices[0], values)
     ix = _AdvancedIndex(e, dest.shape, indices)
     rank = len(dest.shape)
     values = e.convert(e.broadcast_to(values, ix.shape), dest.dtype)
-    if ix.at == list(range(len(ix.at))) and ix.b:
+    if accumulate and ix.at == list(range(len(ix.at))) and ix.b:
         k = len(ix.at)
         rows = e.reshape(dest, [math.prod(dest.shape[:k])] + list(dest.shape[k:]))
         out = _scatter_add_rows(e, rows, _linear_rows(e, ix, dest), values)
@@ -1172,8 +1174,9 @@ def _index_put(e, dest, indices, values, accumulate=False):
             eq = op(f"arith.cmpi eq, {ix.wrapped(op, a[k], dest.shape[i])}, {coord} : i64")
             hit = eq if hit is None else op(f"arith.andi {hit}, {eq} : i1")
         value, acc = a[len(ix.at)], a[len(ix.at) + 1]
-        added = op(f"arith.addf {acc}, {value} : {dest.dtype}")
-        result = op(f"arith.select {hit}, {added}, {acc} : {dest.dtype}")
+        if accumulate:
+            value = op(f"arith.addf {acc}, {value} : {dest.dtype}")
+        result = op(f"arith.select {hit}, {value}, {acc} : {dest.dtype}")
         return op.text(), result
 
     maps = [", ".join(bdims) for _ in ix.at] + [", ".join(value_map), ident]
@@ -2193,6 +2196,64 @@ def _histc(e, x, bins=100, min=0, max=0):
                      ["parallel", "reduction"], body, init=e.filled([bins], 0.0, t))
 
 
+def _expert_masks(e, offs, rows, dtype):
+    """For a grouped matmul's `rows` rows sorted by expert and the running
+    ends `offs` of each expert's rows, one [rows, 1] mask of `dtype` per
+    expert: 1 on its rows [offs[i - 1], offs[i]), 0 elsewhere (rows at or
+    past the last end belong to none). A row's expert is how many ends lie
+    at or before it: a linalg.generic over (row, expert), experts reduced."""
+    count = offs.shape[0]
+    ends = e.convert(offs, "i64")
+
+    def body(a, fresh):
+        end, acc = a
+        op = _Payload(fresh)
+        row = op(f"arith.index_cast {op('linalg.index 0 : index')} : index to i64")
+        past = op(f"arith.extui {op(f'arith.cmpi sle, {end}, {row} : i64')} : i1 to i64")
+        expert = op(f"arith.addi {acc}, {past} : i64")
+        return op.text(), expert
+
+    expert = e.generic([ends], ["d1", "d0"], [rows], ["parallel", "reduction"], body,
+                       init=e.filled([rows], 0, "i64"))
+    expert = e.reshape(expert, [rows, 1])
+    return [e.convert(e.cmp("eq", expert, e.splat(i, [], "i64")), dtype) for i in range(count)]
+
+
+def _grouped_mm(e, x, w, offs):
+    """transformers' grouped_mm_fallback (a mixture of experts' default
+    experts on the CPU in float32, transformers 5): x [S, K] with its rows
+    sorted by expert, w [E, K, N], offs [E] the running ends of each
+    expert's rows; row r is x[r] @ w[e] for its expert e, rows past
+    offs[E - 1] zero. The offsets are values, so each expert's product is
+    a dense [S, K] x [K, N] one of x with the other experts' rows zeroed,
+    and the E products are added (each row is nonzero in one of them, so
+    the sum is that product's row exactly): E times the multiply-adds of
+    the rows themselves."""
+    rows, experts = x.shape[0], w.shape[0]
+    out = None
+    for i, mask in enumerate(_expert_masks(e, offs, rows, x.dtype)):
+        weight = e.reshape(e.extract_slice(w, 0, i, 1), list(w.shape[1:]))
+        part = e.matmul(e.binary("mulf", x, mask), weight)
+        out = part if out is None else e.binary("addf", out, part)
+    return out
+
+
+def _grouped_mm_backward(e, x, w, offs, grad):
+    """grouped_mm_fallback's backward: the input's gradient, row r
+    grad[r] @ w[e]^T for its expert e, and the weight's, expert e's slice
+    the product of its rows of x (transposed) with theirs of grad (zero for
+    an expert without rows)."""
+    rows = x.shape[0]
+    grad_x, grad_w = None, []
+    for i, mask in enumerate(_expert_masks(e, offs, rows, x.dtype)):
+        weight = e.reshape(e.extract_slice(w, 0, i, 1), list(w.shape[1:]))
+        part = e.binary("mulf", e.matmul(grad, e.transpose(weight, [1, 0])), mask)
+        grad_x = part if grad_x is None else e.binary("addf", grad_x, part)
+        mine = e.matmul(e.transpose(e.binary("mulf", x, mask), [1, 0]), grad)
+        grad_w.append(e.reshape(mine, [1] + list(mine.shape)))
+    return grad_x, e.concat(grad_w, 0)
+
+
 def _topk(e, x, k, dim=-1, largest=True, sorted=True):
     """The k largest (smallest) values along `dim` and their indices, in
     sorted order, ties to the smaller index: the first k of a stable sort
@@ -2781,6 +2842,16 @@ def ops():
         operator.getitem: _getitem,
         aten.flip.default: lambda e, a, dims: e.flip(a, dims),
     }
+    # transformers' grouped matmul of a mixture of experts (registered when
+    # transformers' MoE integration is imported)
+    try:
+        grouped = torch.ops.transformers.grouped_mm_fallback.default
+        grouped_backward = torch.ops.transformers.grouped_mm_fallback_backward.default
+    except (AttributeError, RuntimeError):
+        pass
+    else:
+        table[grouped] = _grouped_mm
+        table[grouped_backward] = _grouped_mm_backward
     # A scan's combine graph is functionalized with views as copies
     # (`t_copy`, `view_copy`, ...: ATen's `<view>_copy` for each view);
     # values are immutable, so a view and its copy map alike.
