@@ -106,6 +106,17 @@ if os.path.exists(os.path.join(config.llvm_tools_dir, "mlir-runner")) and os.pat
 if config.remat_sanitize:
     config.available_features.add("sanitize")
 
+# `native-gemm` where the runtime's own GEMM multiplies (runtime/Sgemm.cpp:
+# AVX-512 hosts, unless REMAT_GEMM=blas): its rows round the same whatever
+# the number of rows; elsewhere OpenBLAS blocks by the sizes it is given.
+try:
+    with open("/proc/cpuinfo") as _cpuinfo:
+        _cpu_flags = set(next((l for l in _cpuinfo if l.startswith("flags")), "").split())
+except OSError:
+    _cpu_flags = set()
+if "avx512f" in _cpu_flags and os.environ.get("REMAT_GEMM") != "blas":
+    config.available_features.add("native-gemm")
+
 # `breadth` with `--param breadth=1` (scripts/test --breadth): the checks
 # of many whole models (test/Torch/zoo-breadth.test), too long for CI.
 if lit_config.params.get("breadth"):
