@@ -345,9 +345,8 @@ def _reads_empty(args):
     if isinstance(args, E.EmptyTensor):
         return True
     if isinstance(args, dict):
-        args = args.values()
-    return isinstance(args, (list, tuple, type({}.values()))) and \
-        any(_reads_empty(a) for a in args)
+        args = list(args.values())
+    return isinstance(args, (list, tuple)) and any(_reads_empty(a) for a in args)
 
 
 def _attribute(e, module, node):
@@ -607,8 +606,9 @@ def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
         lookup = backward_view if in_backward else forward_view
         a = torch.fx.node.map_arg(n.args, lookup)
         k = torch.fx.node.map_arg(n.kwargs, lookup)
-        if empty_result(n) is not None:
-            return empty_result(n)
+        empty = empty_result(n)
+        if empty is not None:
+            return empty
         e.result_dtype = _dtype_of(n)
         saved = e.in_backward, e.segment
         e.in_backward, e.segment = in_backward, (None if in_backward else segment_of(n))
