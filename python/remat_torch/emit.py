@@ -2229,7 +2229,7 @@ def _grouped_mm(e, x, w, offs):
     and the E products are added (each row is nonzero in one of them, so
     the sum is that product's row exactly): E times the multiply-adds of
     the rows themselves."""
-    rows, experts = x.shape[0], w.shape[0]
+    rows = x.shape[0]
     out = None
     for i, mask in enumerate(_expert_masks(e, offs, rows, x.dtype)):
         weight = e.reshape(e.extract_slice(w, 0, i, 1), list(w.shape[1:]))
