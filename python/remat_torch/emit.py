@@ -73,15 +73,25 @@ def literal(value, dtype):
     return str(int(value))
 
 
+def _element_types():
+    """The torch dtypes the exporter maps and their element types."""
+    import torch
+    return {torch.float32: "f32", torch.float64: "f64", torch.bfloat16: "bf16",
+            torch.float16: "f16", torch.int64: "i64", torch.int32: "i32", torch.bool: "i1"}
+
+
 def mlir_dtype(torch_dtype):
     """The element type of a torch dtype the exporter maps, else UnsupportedOp."""
-    import torch
-    types = {torch.float32: "f32", torch.float64: "f64", torch.bfloat16: "bf16",
-             torch.float16: "f16", torch.int64: "i64", torch.int32: "i32", torch.bool: "i1"}
+    types = _element_types()
     if torch_dtype not in types:
         raise UnsupportedOp(f"dtype {torch_dtype} (only float32, float64, bfloat16, float16, "
                             f"int64, int32 and bool)")
     return types[torch_dtype]
+
+
+def torch_dtype(element_type):
+    """The torch dtype of an element type mlir_dtype gives."""
+    return {t: d for d, t in _element_types().items()}[element_type]
 
 
 def _category(dtype):
@@ -1388,6 +1398,14 @@ class EmptyTensor:
         self.dtype = dtype
 
 
+def reads_empty(fn):
+    """Marks an op's emitter as one that takes an EmptyTensor operand; the
+    exporter rejects one for any other."""
+    fn.reads_empty = True
+    return fn
+
+
+@reads_empty
 def _cat(e, vs, dim=0):
     """torch.cat: the tensors joined along `dim`, the empty ones skipped
     (as PyTorch skips a 1-D empty tensor whatever the others' rank)."""
@@ -2170,9 +2188,7 @@ def _histc(e, x, bins=100, min=0, max=0):
         lo, hi = lo - 1, hi + 1
     if lo > hi:
         raise UnsupportedOp(f"histc with min {lo} > max {hi}")
-    dtype = {"f32": torch.float32, "f64": torch.float64, "bf16": torch.bfloat16,
-             "f16": torch.float16}[x.dtype]
-    edges = torch.linspace(lo, hi, bins + 1, dtype=dtype).tolist()
+    edges = torch.linspace(lo, hi, bins + 1, dtype=torch_dtype(x.dtype)).tolist()
     flat = e.reshape(x, [x.numel])
     lows = e.constant(edges[:-1], x.dtype)
     highs = e.constant(edges[1:], x.dtype)
@@ -2219,6 +2235,13 @@ def _expert_masks(e, offs, rows, dtype):
     return [e.convert(e.cmp("eq", expert, e.splat(i, [], "i64")), dtype) for i in range(count)]
 
 
+def _per_expert(e, x, w, offs):
+    """(mask of expert i's rows of x, w[i] as [K, N]) for each expert i of
+    a grouped matmul (_expert_masks)."""
+    for i, mask in enumerate(_expert_masks(e, offs, x.shape[0], x.dtype)):
+        yield mask, e.reshape(e.extract_slice(w, 0, i, 1), list(w.shape[1:]))
+
+
 def _grouped_mm(e, x, w, offs):
     """transformers' grouped_mm_fallback (a mixture of experts' default
     experts on the CPU in float32, transformers 5): x [S, K] with its rows
@@ -2229,10 +2252,8 @@ def _grouped_mm(e, x, w, offs):
     and the E products are added (each row is nonzero in one of them, so
     the sum is that product's row exactly): E times the multiply-adds of
     the rows themselves."""
-    rows = x.shape[0]
     out = None
-    for i, mask in enumerate(_expert_masks(e, offs, rows, x.dtype)):
-        weight = e.reshape(e.extract_slice(w, 0, i, 1), list(w.shape[1:]))
+    for mask, weight in _per_expert(e, x, w, offs):
         part = e.matmul(e.binary("mulf", x, mask), weight)
         out = part if out is None else e.binary("addf", out, part)
     return out
@@ -2243,10 +2264,8 @@ def _grouped_mm_backward(e, x, w, offs, grad):
     grad[r] @ w[e]^T for its expert e, and the weight's, expert e's slice
     the product of its rows of x (transposed) with theirs of grad (zero for
     an expert without rows)."""
-    rows = x.shape[0]
     grad_x, grad_w = None, []
-    for i, mask in enumerate(_expert_masks(e, offs, rows, x.dtype)):
-        weight = e.reshape(e.extract_slice(w, 0, i, 1), list(w.shape[1:]))
+    for mask, weight in _per_expert(e, x, w, offs):
         part = e.binary("mulf", e.matmul(grad, e.transpose(weight, [1, 0])), mask)
         grad_x = part if grad_x is None else e.binary("addf", grad_x, part)
         mine = e.matmul(e.transpose(e.binary("mulf", x, mask), [1, 0]), grad)
@@ -2403,6 +2422,7 @@ def _constant_pad_nd(e, x, pad, value=0):
     return e.pad(x, lo, hi, value)
 
 
+@reads_empty
 def _slice_scatter(e, dest, src, dim=0, start=None, end=None, step=1):
     """dest with dest[..., start:end:step, ...] = src along `dim` (the
     backward of a slice): a strided tensor.insert_slice (dest itself

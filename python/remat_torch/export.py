@@ -622,8 +622,6 @@ def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
             env[n] = v
         return v
 
-    empty_readers = {torch.ops.aten.cat.default, torch.ops.aten.slice_scatter.default}
-
     def empty_result(n):
         """An E.EmptyTensor for a node whose result has no elements (nothing
         is emitted for it), else None."""
@@ -647,7 +645,7 @@ def to_mlir(joint, num_fwd_outputs, names, param_names, name="step",
         empty = empty_result(node)
         if empty is not None:
             return empty
-        if node.target not in empty_readers and _reads_empty((a, k)):
+        if not getattr(fn, "reads_empty", False) and _reads_empty((a, k)):
             raise ExportError(f"ATen op {node.target} (node {node.name}) reads a tensor of "
                               f"no elements, which remat does not hold (only torch.cat and "
                               f"slice_scatter may read one), at {model_line(node)}")

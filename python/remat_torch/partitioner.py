@@ -271,8 +271,6 @@ class _Lowering:
         if target not in self.decompositions:
             return None
         from torch.fx.experimental.proxy_tensor import make_fx
-        dtypes = {E.mlir_dtype(t): t for t in (torch.float32, torch.bfloat16, torch.float16,
-                                               torch.int64, torch.int32, torch.bool)}
 
         def emit(e, *args, **kwargs):
             flat, spec = torch.utils._pytree.tree_flatten((args, kwargs))
@@ -285,7 +283,7 @@ class _Lowering:
                 a, k = torch.utils._pytree.tree_unflatten(items, spec)
                 return target(*a, **k)
 
-            examples = [torch.empty(flat[i].shape, dtype=dtypes[flat[i].dtype])
+            examples = [torch.empty(flat[i].shape, dtype=E.torch_dtype(flat[i].dtype))
                         for i in values]
             key = (target, repr(spec), tuple(repr(x) if i not in values else
                                              (flat[i].shape, flat[i].dtype)
