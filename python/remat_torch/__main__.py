@@ -194,20 +194,36 @@ def export(model, inputs, out_dir, seed=1234, reference=False, description="",
             p = os.path.join(out_dir, f"ref-{i:02d}-{n}.npy")
             np.save(p, r.astype(np.float64 if float64 else np.float32))
             manifest["reference"].append(p)
-        reference64 = _reference64(model, inputs, out_names) if reference64 else None
-        if reference64 is not None:
-            refs64, manifest["noise64"] = reference64
-            manifest["reference64"] = []
-            for i, (n, r) in enumerate(zip(out_names, refs64)):
-                p = os.path.join(out_dir, f"ref64-{i:02d}-{n}.npy")
-                np.save(p, r)
-                manifest["reference64"].append(p)
-    with open(os.path.join(out_dir, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=1)
+        if reference64:
+            write_reference64(model, inputs, out_dir, manifest)
+    _write_manifest(out_dir, manifest)
     return manifest
 
 
-def main(argv=None):
+def _write_manifest(out_dir, manifest):
+    with open(os.path.join(out_dir, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+
+
+def write_reference64(model, inputs, out_dir, manifest):
+    """Adds the float64 reference (_reference64) of an export of `model` on
+    `inputs` to its manifest: ref64-NN-NAME.npy, the manifest's reference64
+    and noise64. Returns False, the manifest unchanged, when PyTorch cannot
+    run the model in float64."""
+    import numpy as np
+    reference64 = _reference64(model, inputs, manifest["outputs"])
+    if reference64 is None:
+        return False
+    refs64, manifest["noise64"] = reference64
+    manifest["reference64"] = []
+    for i, (n, r) in enumerate(zip(manifest["outputs"], refs64)):
+        p = os.path.join(out_dir, f"ref64-{i:02d}-{n}.npy")
+        np.save(p, r)
+        manifest["reference64"].append(p)
+    return True
+
+
+def _make_parser():
     parser = argparse.ArgumentParser(prog="remat-torch-export", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model", help="MODULE.py:FACTORY or package.module:FACTORY")
@@ -226,8 +242,18 @@ def main(argv=None):
                         help="with --reference, skip the float64 reference and its "
                              "Monte Carlo noise (a mixed-precision step's checker "
                              "compares with PyTorch's float32 step instead)")
-    args = parser.parse_args(argv)
+    return parser
 
+
+def main(argv=None):
+    args = _make_parser().parse_args(argv)
+    status, _ = _export_args(args)
+    return status
+
+
+def _export_args(args):
+    """Runs the export `args` ask for: (exit status, (model, inputs, the
+    manifest) on success)."""
     from .export import ExportError
     factory = load_factory(args.model)
     model, inputs = call_factory(factory, args.dropout,
@@ -239,27 +265,47 @@ def main(argv=None):
                    reference64=not args.no_reference64, float64=args.float64)
     except ExportError as err:
         print(f"remat-torch-export: error: {err}", file=sys.stderr)
-        return 1
+        return 1, None
     print(f"remat-torch-export: wrote {args.output_dir}/step.mlir: "
           f"{len(m['arguments'])} arguments, {len(m['outputs'])} outputs, "
           f"{m['segments']} checkpoint segments", file=sys.stderr)
-    return 0
+    return 0, (model, inputs, m)
 
 
-def export_manifest(spec, out_dir, *extra):
+def export_manifest(spec, out_dir, *extra, deferred_reference64=False):
     """`remat-torch-export SPEC -o OUT_DIR EXTRA...` in this process (a
     checker's exports then share one import of PyTorch, 3-4 s each in a
     process of its own): the manifest it wrote, or RuntimeError with the
-    exporter's messages."""
+    exporter's messages.
+
+    With deferred_reference64 (and --reference, not --float64), the float64
+    reference is not computed with the export (five float64 runs of the
+    model, as long as the rest of the export on a convolutional network):
+    (the manifest, a function that adds it to the manifest and returns
+    whether it could), for a checker that needs it only where float32 is
+    farther from PyTorch than its tolerance."""
     import contextlib
     import io
     log = io.StringIO()
+    args = _make_parser().parse_args(
+        [spec, "-o", out_dir, *extra] + (["--no-reference64"] if deferred_reference64 else []))
     with contextlib.redirect_stderr(log):
-        status = main([spec, "-o", out_dir, *extra])
+        status, exported = _export_args(args)
     if status:
         raise RuntimeError(f"remat-torch-export {spec} failed\n{log.getvalue()}")
-    with open(os.path.join(out_dir, "manifest.json")) as f:
-        return json.load(f)
+    model, inputs, manifest = exported
+    if not deferred_reference64:
+        return manifest
+
+    def reference64():
+        if "reference64" in manifest:
+            return True
+        with contextlib.redirect_stderr(log):
+            added = write_reference64(model, inputs, out_dir, manifest)
+        if added:
+            _write_manifest(out_dir, manifest)
+        return added
+    return manifest, reference64
 
 
 if __name__ == "__main__":
