@@ -1027,6 +1027,10 @@ class _Payload:
     def text(self):
         return "\n".join(self.lines)
 
+    def position(self, dim):
+        """The payload's position along loop dimension `dim`, as an i64."""
+        return self(f"arith.index_cast {self(f'linalg.index {dim} : index')} : index to i64")
+
     def clamped_index(self, value, size):
         """An i64 `value` clamped to [0, size) as an index (PyTorch raises
         on an index outside; the generated code reads the nearest row)."""
@@ -1180,7 +1184,7 @@ def _index_put(e, dest, indices, values, accumulate=False):
         op = _Payload(fresh)
         hit = None
         for k, i in enumerate(ix.at):
-            coord = op(f"arith.index_cast {op(f'linalg.index {i} : index')} : index to i64")
+            coord = op.position(i)
             eq = op(f"arith.cmpi eq, {ix.wrapped(op, a[k], dest.shape[i])}, {coord} : i64")
             hit = eq if hit is None else op(f"arith.andi {hit}, {eq} : i1")
         value, acc = a[len(ix.at)], a[len(ix.at) + 1]
@@ -1883,7 +1887,7 @@ def _max_pool2d_with_indices_backward(e, grad, x, kernel, stride, padding, dilat
             return const[v]
         local, ok = None, None
         for i in range(nd):
-            o = op(f"arith.index_cast {op(f'linalg.index {i + 2} : index')} : index to i64")
+            o = op.position(i + 2)
             inner = math.prod(sizes[i + 1:])
             v = op(f"arith.divsi {ix}, {cst(inner)} : i64") if inner != 1 else ix
             v = op(f"arith.remsi {v}, {cst(sizes[i])} : i64") if i > 0 else v
@@ -2097,8 +2101,8 @@ def _sort_indices(e, x, dim, descending, k=None):
     def pick_body(a, fresh):
         r, acc = a
         op = _Payload(fresh)
-        p = op(f"arith.index_cast {op(f'linalg.index {dim} : index')} : index to i64")
-        j = op(f"arith.index_cast {op(f'linalg.index {rank} : index')} : index to i64")
+        p = op.position(dim)
+        j = op.position(rank)
         result = op(f"arith.select {op(f'arith.cmpi eq, {r}, {p} : i64')}, {j}, {acc} : i64")
         return op.text(), result
 
@@ -2137,7 +2141,7 @@ def _max_min_dim(kind):
         def body(a, fresh):
             xi, v, acc = a
             op = _Payload(fresh)
-            i = op(f"arith.index_cast {op(f'linalg.index {dim} : index')} : index to i64")
+            i = op.position(dim)
             if is_float(x.dtype):
                 nan_v = op(f"arith.cmpf uno, {v}, {v} : {x.dtype}")
                 nan_x = op(f"arith.cmpf uno, {xi}, {xi} : {x.dtype}")
@@ -2224,7 +2228,7 @@ def _expert_masks(e, offs, rows, dtype):
     def body(a, fresh):
         end, acc = a
         op = _Payload(fresh)
-        row = op(f"arith.index_cast {op('linalg.index 0 : index')} : index to i64")
+        row = op.position(0)
         past = op(f"arith.extui {op(f'arith.cmpi sle, {end}, {row} : i64')} : i1 to i64")
         expert = op(f"arith.addi {acc}, {past} : i64")
         return op.text(), expert
@@ -2303,7 +2307,7 @@ def _scatter_src(e, dest, dim, index, src, accumulate=False):
     def body(a, fresh):
         ix, sv, acc = a
         op = _Payload(fresh)
-        pos = op(f"arith.index_cast {op(f'linalg.index {dim} : index')} : index to i64")
+        pos = op.position(dim)
         new = sv
         if accumulate:
             new = op(f"arith.{'addf' if is_float(dest.dtype) else 'addi'} {acc}, {sv} : "
