@@ -296,11 +296,8 @@ def run_eager_policies(tag, *extra):
     that adds the float64 reference to the manifest, computed only when
     called: None for a float64 step, its own reference)."""
     d = os.path.join(workdir, f"{name}-p0{tag}")
-    if "--float64" in extra:
-        m, add_reference64 = export(d, "--dropout", "0", "--reference", *extra), None
-    else:
-        m, add_reference64 = export(d, "--dropout", "0", "--reference", *extra,
-                                    deferred_reference64=True)
+    m, add_reference64 = export(d, "--dropout", "0", "--reference", *extra,
+                                deferred_reference64=True)
     src = os.path.join(d, "step.mlir")
     refs = [np.load(p) for p in m["reference"]]
     for policy in EAGER_POLICIES:
