@@ -403,6 +403,9 @@ struct RematMarkPass : remat::impl::RematMarkPassBase<RematMarkPass> {
     os << ", budget " << budget << " bytes (";
     if (onMemoryPlans)
       os << points.size() << " markings measured on their memory plans, ";
+    else if (planCandidates < 2)
+      os << "decided on the model: plan-candidates=" << planCandidates
+         << " measures none; ";
     else
       os << "decided on the model: plans are measured for steps of up to "
          << planWork / 2 << " ops, this one has " << ops << "; ";

@@ -8,6 +8,7 @@
 // RUN: remat-opt %s -remat-mark="policy=budget budget-between=0.5" 2>&1 | FileCheck %s --check-prefix=B64
 // RUN: remat-opt %s -remat-mark="policy=budget budget-between=0.5 plan-work=200" 2>&1 | FileCheck %s --check-prefix=WORK
 // RUN: remat-opt %s -remat-mark="policy=budget budget-between=0.5 plan-work=10" 2>&1 | FileCheck %s --check-prefix=MODEL
+// RUN: remat-opt %s -remat-mark="policy=budget budget-between=0.5 plan-candidates=1" 2>&1 | FileCheck %s --check-prefix=NO-PLANS
 // RUN: remat-opt %s -split-input-file -remat-mark="policy=sequential segments=2" -remat-checkpoint -remat-verify -remat-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: remat-opt %s -remat-mark="policy=budget budget-bytes=64" -remat-checkpoint -remat-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLAN
 // RUN: remat-opt %s -split-input-file -remat-mark="policy=sequential segments=2 predict=false" -remat-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOPREDICT
@@ -68,6 +69,9 @@
 // which does not see the fusion and so marks the chain to reach its 128.
 // WORK: budget 64 bytes (18 markings measured on their memory plans, 367 on the model
 // MODEL: remark: -remat-mark: policy=budget, segments: 1, predicted peak 128 bytes, recompute FLOPs 16, budget 128 bytes (decided on the model: plans are measured for steps of up to 5 ops, this one has 11; 367 on the model
+// With fewer than two plan candidates the remark names that option, not the
+// step's size, as the reason.
+// NO-PLANS: budget 128 bytes (decided on the model: plan-candidates=1 measures none; 367 on the model
 // B64-NOT: remat.segment
 // Checks that -remat-report prints the plan, in text and JSON, and that the
 // checkpointed peak agrees with it.
